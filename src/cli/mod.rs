@@ -1,0 +1,4 @@
+//! Command-line entry.
+pub fn main() -> i32 {
+    0
+}

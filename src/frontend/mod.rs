@@ -1,0 +1,3 @@
+//! Frontends translate a peer tool's input into the model. They never run I/O.
+
+pub mod fio;

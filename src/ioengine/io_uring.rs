@@ -1,0 +1,8 @@
+//! io_uring engine: to be written.
+use super::*;
+pub const INFO: EngineInfo = EngineInfo {
+    name: "io_uring",
+    help: "not yet implemented",
+    caps: Caps { is_async: false, diskless: false, inline_when_buffered: true, mapped: false },
+    make: |_| Err(io::Error::new(io::ErrorKind::Unsupported, "io_uring: not implemented yet")),
+};

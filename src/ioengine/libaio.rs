@@ -1,0 +1,8 @@
+//! libaio engine: to be written.
+use super::*;
+pub const INFO: EngineInfo = EngineInfo {
+    name: "libaio",
+    help: "not yet implemented",
+    caps: Caps { is_async: false, diskless: false, inline_when_buffered: true, mapped: false },
+    make: |_| Err(io::Error::new(io::ErrorKind::Unsupported, "libaio: not implemented yet")),
+};

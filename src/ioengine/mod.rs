@@ -1,0 +1,159 @@
+//! How an I/O is issued: one module per engine behind one trait.
+//!
+//! The shape follows fio's `ioengine_ops`: `queue` hands one I/O to the engine
+//! (a synchronous engine performs it right there and reports it done), `commit`
+//! submits what was queued, and `reap` collects completions. The runner owns
+//! files and buffers; an engine only borrows them through raw descriptors and
+//! pointers, so nothing is allocated per I/O.
+
+use crate::model::job::EngineOptions;
+use std::io;
+use std::os::fd::RawFd;
+
+pub mod io_uring;
+pub mod libaio;
+pub mod mmap;
+pub mod null;
+pub mod psync;
+pub mod sync;
+
+/// What an I/O does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IoOp {
+    Read,
+    Write,
+    Fsync,
+    Fdatasync,
+}
+
+/// One I/O as the runner hands it to an engine.
+#[derive(Clone, Copy, Debug)]
+pub struct IoUnit {
+    pub op: IoOp,
+    /// Index into the files given to `setup`.
+    pub file: u32,
+    pub offset: u64,
+    pub len: u32,
+    /// Start of the buffer; valid for `len` bytes until the I/O completes.
+    pub buf: *mut u8,
+    /// Index of the buffer slot (also the token that comes back on completion).
+    pub slot: u32,
+}
+
+/// What `queue` did with an I/O.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Queued {
+    /// Performed already; the value is bytes transferred or a negative errno.
+    Done(i64),
+    /// Accepted; it completes through `commit` + `reap`.
+    Pending,
+}
+
+/// A completed asynchronous I/O.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Completion {
+    pub slot: u32,
+    /// Bytes transferred, or a negative errno.
+    pub res: i64,
+}
+
+/// A file the engine may address by index.
+#[derive(Clone, Copy, Debug)]
+pub struct EngineFile {
+    pub fd: RawFd,
+    /// Bytes of the file the job may touch (from offset 0).
+    pub size: u64,
+    /// Opened for writing as well as reading.
+    pub writable: bool,
+}
+
+/// A buffer slot, `iodepth` of them per worker.
+#[derive(Clone, Copy, Debug)]
+pub struct EngineBuf {
+    pub ptr: *mut u8,
+    pub len: usize,
+}
+
+/// What an engine can do, so the runner can warn about settings that have
+/// no effect (fio's most common confusion).
+#[derive(Clone, Copy, Debug)]
+pub struct Caps {
+    /// Can keep more than one I/O in flight.
+    pub is_async: bool,
+    /// Does no I/O at all (calibration).
+    pub diskless: bool,
+    /// Buffered I/O through this engine completes inline, so a queue depth
+    /// above one gains nothing without direct=1.
+    pub inline_when_buffered: bool,
+    /// Works through a memory mapping, not read/write calls: direct and sync
+    /// open flags do not apply.
+    pub mapped: bool,
+}
+
+/// Everything an engine needs to be constructed.
+pub struct EngineConfig<'a> {
+    pub iodepth: u32,
+    pub options: &'a EngineOptions,
+}
+
+pub trait IoEngine: Send {
+    fn name(&self) -> &'static str;
+    fn caps(&self) -> Caps;
+    /// Called once before the first I/O with the worker's files and buffers.
+    fn setup(&mut self, files: &[EngineFile], bufs: &[EngineBuf]) -> io::Result<()>;
+    /// Hand one I/O to the engine.
+    fn queue(&mut self, io: &IoUnit) -> io::Result<Queued>;
+    /// Submit everything queued since the last commit. Returns how many were submitted.
+    fn commit(&mut self) -> io::Result<usize>;
+    /// Wait for at least `min` completions (0 = poll), store up to `out.len()`
+    /// of them and return how many were stored.
+    fn reap(&mut self, min: usize, out: &mut [Completion]) -> io::Result<usize>;
+}
+
+/// An entry of the engine table.
+pub struct EngineInfo {
+    pub name: &'static str,
+    pub help: &'static str,
+    pub caps: Caps,
+    pub make: fn(&EngineConfig) -> io::Result<Box<dyn IoEngine>>,
+}
+
+/// Every engine fsbench has, in one table (like ripgrep's flag list).
+pub static ENGINES: &[EngineInfo] = &[
+    sync::INFO,
+    psync::INFO,
+    libaio::INFO,
+    io_uring::INFO,
+    mmap::INFO,
+    null::INFO,
+];
+
+pub fn find(name: &str) -> Option<&'static EngineInfo> {
+    ENGINES.iter().find(|e| e.name == name)
+}
+
+pub fn names() -> Vec<&'static str> {
+    ENGINES.iter().map(|e| e.name).collect()
+}
+
+/// Convert a libc return value into bytes-or-negative-errno.
+#[inline]
+pub(crate) fn syscall_result(ret: isize) -> i64 {
+    if ret < 0 {
+        -(io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO) as i64)
+    } else {
+        ret as i64
+    }
+}
+
+/// Perform a sync op on a descriptor; shared by the synchronous engines.
+#[inline]
+pub(crate) fn do_sync(fd: RawFd, op: IoOp) -> i64 {
+    let r = unsafe {
+        match op {
+            IoOp::Fsync => libc::fsync(fd),
+            _ => libc::fdatasync(fd),
+        }
+    };
+    syscall_result(r as isize)
+}

@@ -1,0 +1,38 @@
+//! null: accepts every I/O and does nothing, to measure fsbench's own cost
+//! per I/O (fio keeps the same engine for the same reason).
+
+use super::*;
+
+pub struct Null;
+
+pub const INFO: EngineInfo = EngineInfo {
+    name: "null",
+    help: "no I/O at all; calibrates fsbench's own per-I/O overhead",
+    caps: Caps { is_async: false, diskless: true, inline_when_buffered: false, mapped: false },
+    make: |_| Ok(Box::new(Null)),
+};
+
+impl IoEngine for Null {
+    fn name(&self) -> &'static str {
+        INFO.name
+    }
+    fn caps(&self) -> Caps {
+        INFO.caps
+    }
+    fn setup(&mut self, _files: &[EngineFile], _bufs: &[EngineBuf]) -> io::Result<()> {
+        Ok(())
+    }
+    #[inline]
+    fn queue(&mut self, io: &IoUnit) -> io::Result<Queued> {
+        Ok(Queued::Done(match io.op {
+            IoOp::Read | IoOp::Write => io.len as i64,
+            _ => 0,
+        }))
+    }
+    fn commit(&mut self) -> io::Result<usize> {
+        Ok(0)
+    }
+    fn reap(&mut self, _min: usize, _out: &mut [Completion]) -> io::Result<usize> {
+        Ok(0)
+    }
+}

@@ -1,0 +1,61 @@
+//! sync: lseek(2) then read(2)/write(2), done inline — fio's `sync` engine.
+
+use super::*;
+
+pub struct Sync {
+    fds: Vec<RawFd>,
+    /// Where each file's descriptor points now, so a sequential stream needs no lseek.
+    pos: Vec<u64>,
+}
+
+pub const INFO: EngineInfo = EngineInfo {
+    name: "sync",
+    help: "lseek + read/write, one synchronous call per I/O",
+    caps: Caps { is_async: false, diskless: false, inline_when_buffered: true, mapped: false },
+    make: |_| Ok(Box::new(Sync { fds: Vec::new(), pos: Vec::new() })),
+};
+
+impl IoEngine for Sync {
+    fn name(&self) -> &'static str {
+        INFO.name
+    }
+    fn caps(&self) -> Caps {
+        INFO.caps
+    }
+    fn setup(&mut self, files: &[EngineFile], _bufs: &[EngineBuf]) -> io::Result<()> {
+        self.fds = files.iter().map(|f| f.fd).collect();
+        // u64::MAX forces an lseek before the first I/O on each file.
+        self.pos = vec![u64::MAX; files.len()];
+        Ok(())
+    }
+    #[inline]
+    fn queue(&mut self, io: &IoUnit) -> io::Result<Queued> {
+        let i = io.file as usize;
+        let fd = self.fds[i];
+        if matches!(io.op, IoOp::Fsync | IoOp::Fdatasync) {
+            return Ok(Queued::Done(do_sync(fd, io.op)));
+        }
+        if self.pos[i] != io.offset {
+            let r = unsafe { libc::lseek(fd, io.offset as libc::off_t, libc::SEEK_SET) };
+            if r < 0 {
+                self.pos[i] = u64::MAX;
+                return Ok(Queued::Done(syscall_result(-1)));
+            }
+        }
+        let r = unsafe {
+            match io.op {
+                IoOp::Read => libc::read(fd, io.buf.cast(), io.len as usize),
+                _ => libc::write(fd, io.buf.cast(), io.len as usize),
+            }
+        };
+        let res = syscall_result(r);
+        self.pos[i] = if res >= 0 { io.offset + res as u64 } else { u64::MAX };
+        Ok(Queued::Done(res))
+    }
+    fn commit(&mut self) -> io::Result<usize> {
+        Ok(0)
+    }
+    fn reap(&mut self, _min: usize, _out: &mut [Completion]) -> io::Result<usize> {
+        Ok(0)
+    }
+}

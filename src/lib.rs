@@ -1,0 +1,17 @@
+//! fsbench: file-system and storage benchmarking.
+//!
+//! Data flows one way: `frontend` (parse a peer's syntax) → `model` (checked
+//! jobs) → `runner` (issue I/O through an `ioengine`, timed by `measure`) →
+//! `result` (typed, serialisable) → `report` (text, JSON, fio JSON).
+//! `environment` and `observe` describe and watch the system around a run.
+
+pub mod cli;
+pub mod environment;
+pub mod frontend;
+pub mod ioengine;
+pub mod measure;
+pub mod model;
+pub mod observe;
+pub mod report;
+pub mod result;
+pub mod runner;

@@ -1,0 +1,3 @@
+//! Clocks, latency histograms, CPU and I/O accounting.
+
+pub mod hist;

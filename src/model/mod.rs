@@ -1,0 +1,3 @@
+//! The model every frontend produces and the runner consumes.
+
+pub mod job;

@@ -1,0 +1,3 @@
+//! Watching what reaches the devices.
+
+pub mod blockdev;

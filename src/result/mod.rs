@@ -1,0 +1,193 @@
+//! The typed result of a run. Every report is rendered from this; nothing in
+//! it is specific to fio: operation types are names ("read", "write", "sync"
+//! here; flowops, YCSB operations or Bonnie++ phases elsewhere).
+
+use crate::environment::system::SystemInfo;
+use crate::measure::hist::LatencyHist;
+use crate::observe::blockdev::DeviceReport;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Bumped whenever a field changes meaning or disappears.
+pub const SCHEMA: &str = "fsbench-result/1";
+
+/// One operation type of one result (e.g. "read").
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct OpStats {
+    pub name: String,
+    /// Completed operations.
+    pub ops: u64,
+    /// Bytes transferred by those operations.
+    pub bytes: u64,
+    /// Operations that returned an error or a short transfer.
+    pub errors: u64,
+    /// Total latency per operation: from handing it to the engine to its
+    /// completion (fio's `lat`). For synchronous engines this equals `clat`.
+    pub lat: LatencyHist,
+    /// Asynchronous engines only: queue until submitted (fio's `slat`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub slat: Option<LatencyHist>,
+    /// Asynchronous engines only: submitted until completed (fio's `clat`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub clat: Option<LatencyHist>,
+}
+
+impl OpStats {
+    pub fn new(name: &str, with_submit: bool) -> Self {
+        OpStats {
+            name: name.to_string(),
+            slat: with_submit.then(LatencyHist::new),
+            clat: with_submit.then(LatencyHist::new),
+            ..Default::default()
+        }
+    }
+
+    pub fn merge(&mut self, o: &OpStats) {
+        self.ops += o.ops;
+        self.bytes += o.bytes;
+        self.errors += o.errors;
+        self.lat.merge(&o.lat);
+        merge_opt(&mut self.slat, &o.slat);
+        merge_opt(&mut self.clat, &o.clat);
+    }
+
+    /// Operations per second over `elapsed_ns`.
+    pub fn iops(&self, elapsed_ns: u64) -> f64 {
+        rate(self.ops, elapsed_ns)
+    }
+    /// Bytes per second over `elapsed_ns`.
+    pub fn bytes_per_sec(&self, elapsed_ns: u64) -> f64 {
+        rate(self.bytes, elapsed_ns)
+    }
+}
+
+fn merge_opt(a: &mut Option<LatencyHist>, b: &Option<LatencyHist>) {
+    match (a.as_mut(), b) {
+        (Some(x), Some(y)) => x.merge(y),
+        (None, Some(y)) => *a = Some(y.clone()),
+        _ => {}
+    }
+}
+
+pub fn rate(count: u64, elapsed_ns: u64) -> f64 {
+    if elapsed_ns == 0 {
+        0.0
+    } else {
+        count as f64 * 1e9 / elapsed_ns as f64
+    }
+}
+
+/// Per-interval counts, one series per operation type: each entry is the
+/// delta of that interval, not a running total.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Timeline {
+    pub interval_ms: u64,
+    pub ops: BTreeMap<String, Vec<u64>>,
+    pub bytes: BTreeMap<String, Vec<u64>>,
+}
+
+impl Timeline {
+    /// Add another timeline sample by sample (threads of one job line up
+    /// because they share the start of the measured window).
+    pub fn merge(&mut self, o: &Timeline) {
+        if self.interval_ms == 0 {
+            self.interval_ms = o.interval_ms;
+        }
+        for (dst, src) in [(&mut self.ops, &o.ops), (&mut self.bytes, &o.bytes)] {
+            for (name, series) in src {
+                let d = dst.entry(name.clone()).or_default();
+                if d.len() < series.len() {
+                    d.resize(series.len(), 0);
+                }
+                for (i, v) in series.iter().enumerate() {
+                    d[i] += v;
+                }
+            }
+        }
+    }
+}
+
+/// CPU used by the whole fsbench process during the measured window,
+/// including io_uring worker threads (which fio leaves out).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct CpuUsage {
+    pub user_s: f64,
+    pub system_s: f64,
+    pub wall_s: f64,
+    pub voluntary_ctx_switches: u64,
+    pub involuntary_ctx_switches: u64,
+    /// Minor and major page faults.
+    pub minor_faults: u64,
+    pub major_faults: u64,
+}
+
+impl CpuUsage {
+    /// CPU seconds (user + system) per completed operation, in microseconds.
+    pub fn us_per_op(&self, ops: u64) -> f64 {
+        if ops == 0 {
+            0.0
+        } else {
+            (self.user_s + self.system_s) * 1e6 / ops as f64
+        }
+    }
+}
+
+/// Bytes the process read and wrote as the kernel saw them (/proc/self/io).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ProcessIo {
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    pub cancelled_write_bytes: u64,
+    pub syscr: u64,
+    pub syscw: u64,
+}
+
+/// One reported unit: a job (or one clone of it), or a whole group with
+/// group_reporting.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct JobResult {
+    pub name: String,
+    pub group: u32,
+    /// Worker threads merged into this result.
+    pub threads: u32,
+    pub engine: String,
+    /// The measured window (after ramp time), in ns.
+    pub elapsed_ns: u64,
+    pub ops: Vec<OpStats>,
+    pub timeline: Timeline,
+    /// Options as resolved, `name=value`.
+    pub options: BTreeMap<String, String>,
+    /// Interrupted before it finished: the figures cover what ran.
+    pub partial: bool,
+    /// Per-job error text (the job stopped on an I/O error).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub error: Option<String>,
+}
+
+impl JobResult {
+    pub fn op(&self, name: &str) -> Option<&OpStats> {
+        self.ops.iter().find(|o| o.name == name)
+    }
+    pub fn total_ops(&self) -> u64 {
+        self.ops.iter().map(|o| o.ops).sum()
+    }
+}
+
+/// Everything one invocation measured.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunResult {
+    pub schema: String,
+    pub fsbench_version: String,
+    /// Seconds since the Unix epoch when the run started.
+    pub started_unix: u64,
+    pub command: Vec<String>,
+    pub jobs: Vec<JobResult>,
+    /// CPU of the whole process over the whole run (all groups).
+    pub cpu: CpuUsage,
+    pub process_io: ProcessIo,
+    /// What reached the devices that hold the job files.
+    pub devices: Vec<DeviceReport>,
+    pub system: SystemInfo,
+    pub warnings: Vec<String>,
+    pub partial: bool,
+}
