@@ -1,4 +1,107 @@
-//! Command-line entry.
+//! Command-line entry: clap definitions and dispatch, one file per subcommand.
+
+mod fio;
+mod quick;
+
+use crate::report::OutputFormat;
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+#[derive(Parser, Debug)]
+#[command(name = "fsbench", version, about = "File-system and storage benchmark", long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// A one-minute disk check: sequential 1 MiB bandwidth, random 4 KiB IOPS
+    /// at queue depth 1 and 32 with latency percentiles, and fsync latency.
+    Quick(quick::QuickArgs),
+    /// Run fio job files or fio-style options:
+    /// `fsbench fio JOB.fio [--size=1g ...]` or `fsbench fio --name=x --rw=randread ...`.
+    /// fio options are `--key=value`; fsbench's own flags are listed below.
+    Fio(fio::FioArgs),
+    /// List the I/O engines and what they can do.
+    Engines,
+}
+
+/// Flags shared by the commands that run a workload.
+#[derive(Args, Debug, Clone)]
+pub struct CommonArgs {
+    /// Output layout on stdout.
+    #[arg(long, value_enum, default_value = "normal")]
+    pub output_format: OutputFormat,
+    /// Write the report to this file instead of stdout.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+    /// Allow writing to block devices named as job files (destroys their data).
+    #[arg(long)]
+    pub allow_device: bool,
+    /// Keep the files fsbench created, even on Ctrl-C.
+    #[arg(long)]
+    pub keep_files: bool,
+    /// No progress line on stderr.
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
 pub fn main() -> i32 {
-    0
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    match cli.command {
+        Command::Quick(a) => quick::run(a),
+        Command::Fio(a) => fio::run(a),
+        Command::Engines => {
+            for e in crate::ioengine::ENGINES {
+                let c = e.caps;
+                println!(
+                    "{:<9} {}{}  {}",
+                    e.name,
+                    if c.is_async { "async" } else { "sync " },
+                    if c.diskless { ", no I/O" } else { "" },
+                    e.help
+                );
+            }
+            0
+        }
+    }
+}
+
+/// Ctrl-C and SIGTERM set the flag (workers stop, partial results are
+/// printed, files cleaned up); a second signal exits at once.
+pub fn install_stop_handler() -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        let _ = signal_hook::flag::register_conditional_shutdown(sig, 130, stop.clone());
+        let _ = signal_hook::flag::register(sig, stop.clone());
+    }
+    stop
+}
+
+/// Print the report where the user asked; diagnostics never go to stdout.
+pub fn emit(text: &str, output: &Option<PathBuf>) -> Result<(), String> {
+    match output {
+        Some(p) => std::fs::write(p, text).map_err(|e| format!("cannot write {}: {e}", p.display())),
+        None => {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes()).and_then(|_| out.flush()).map_err(|e| format!("stdout: {e}"))
+        }
+    }
+}
+
+/// Show progress only when a person is watching both streams.
+pub fn want_progress(common: &CommonArgs) -> bool {
+    use std::io::IsTerminal;
+    !common.no_progress && std::io::stdout().is_terminal() && std::io::stderr().is_terminal()
 }

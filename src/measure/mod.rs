@@ -1,3 +1,4 @@
 //! Clocks, latency histograms, CPU and I/O accounting.
 
 pub mod hist;
+pub mod usage;

@@ -173,6 +173,18 @@ impl JobResult {
     }
 }
 
+/// What happened around one group of concurrently running jobs: the whole
+/// process's CPU and I/O, and what reached the devices holding the files.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct GroupResult {
+    pub group: u32,
+    /// From the group's start (after start delays) to its last worker's end.
+    pub elapsed_ns: u64,
+    pub cpu: CpuUsage,
+    pub process_io: ProcessIo,
+    pub devices: Vec<DeviceReport>,
+}
+
 /// Everything one invocation measured.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunResult {
@@ -182,11 +194,8 @@ pub struct RunResult {
     pub started_unix: u64,
     pub command: Vec<String>,
     pub jobs: Vec<JobResult>,
-    /// CPU of the whole process over the whole run (all groups).
-    pub cpu: CpuUsage,
-    pub process_io: ProcessIo,
-    /// What reached the devices that hold the job files.
-    pub devices: Vec<DeviceReport>,
+    /// One entry per group of jobs that ran together (fio's stonewall).
+    pub groups: Vec<GroupResult>,
     pub system: SystemInfo,
     pub warnings: Vec<String>,
     pub partial: bool,

@@ -1,5 +1,7 @@
 //! fio job files and fio-style command-line options → `JobSpec`s. (stub, being written)
 
+pub mod units;
+
 use crate::model::job::JobSpec;
 use std::fmt;
 use std::path::PathBuf;

@@ -1,0 +1,253 @@
+//! `fsbench quick [DIR]`: the one-minute disk check (what CrystalDiskMark and
+//! KDiskMark show), honest about caching: O_DIRECT when the file system
+//! supports it, and a plain statement when it had to fall back.
+
+use super::fio::exit_code;
+use super::CommonArgs;
+use crate::model::job::{BlockSize, JobSpec, RwKind};
+use crate::report::format::{mean_sd, thousands, us};
+use crate::report::OutputFormat;
+use crate::result::RunResult;
+use crate::runner::{self, RunOptions};
+use clap::Args;
+use std::fmt::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+#[derive(Args, Debug)]
+pub struct QuickArgs {
+    /// Directory to test in; a temporary directory is made inside it and removed afterwards.
+    #[arg(default_value = ".")]
+    dir: PathBuf,
+    /// Size of the test file (k/m/g suffixes, powers of 1024).
+    #[arg(long, default_value = "1g", value_parser = parse_size_arg)]
+    size: u64,
+    /// Seconds per test (7 tests).
+    #[arg(long, default_value_t = 8)]
+    runtime: u64,
+    /// Engine for the queue-depth-32 tests (default: io_uring if the kernel allows it, else libaio).
+    #[arg(long)]
+    qd32_engine: Option<String>,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+fn parse_size_arg(s: &str) -> Result<u64, String> {
+    crate::frontend::fio::units::parse_size(s, 1024).map_err(|e| format!("{e} (expected e.g. 512m or 1g)"))
+}
+
+/// The seven tests, in the order they run and are shown.
+struct Test {
+    label: &'static str,
+    rw: RwKind,
+    bs: u64,
+    qd: u32,
+    fsync: bool,
+}
+
+const TESTS: &[Test] = &[
+    Test { label: "SEQ 1MiB Q8 read", rw: RwKind::Read, bs: 1 << 20, qd: 8, fsync: false },
+    Test { label: "SEQ 1MiB Q8 write", rw: RwKind::Write, bs: 1 << 20, qd: 8, fsync: false },
+    Test { label: "RND 4KiB Q1 read", rw: RwKind::RandRead, bs: 4096, qd: 1, fsync: false },
+    Test { label: "RND 4KiB Q1 write", rw: RwKind::RandWrite, bs: 4096, qd: 1, fsync: false },
+    Test { label: "RND 4KiB Q32 read", rw: RwKind::RandRead, bs: 4096, qd: 32, fsync: false },
+    Test { label: "RND 4KiB Q32 write", rw: RwKind::RandWrite, bs: 4096, qd: 32, fsync: false },
+    Test { label: "4KiB write+fsync", rw: RwKind::Write, bs: 4096, qd: 1, fsync: true },
+];
+
+pub fn run(a: QuickArgs) -> i32 {
+    if !a.dir.is_dir() {
+        eprintln!("fsbench quick: {} is not a directory", a.dir.display());
+        return 2;
+    }
+    if a.size < (1 << 20) || a.runtime == 0 {
+        eprintln!("fsbench quick: --size must be at least 1m and --runtime at least 1");
+        return 2;
+    }
+    let tmp = match tempfile::Builder::new().prefix("fsbench-quick-").tempdir_in(&a.dir) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("fsbench quick: cannot create a directory in {}: {e}", a.dir.display());
+            return 1;
+        }
+    };
+    let direct = supports_direct(tmp.path());
+    if !direct {
+        eprintln!(
+            "fsbench quick: {} does not support O_DIRECT; falling back to buffered I/O — reads may come from the page cache and writes may only reach memory",
+            a.dir.display()
+        );
+    }
+    let qd_engine = a.qd32_engine.clone().unwrap_or_else(default_async_engine);
+    if crate::ioengine::find(&qd_engine).is_none() {
+        eprintln!("fsbench quick: unknown engine '{qd_engine}' (have: {})", crate::ioengine::names().join(", "));
+        return 2;
+    }
+    let file = tmp.path().join("fsbench-quick.dat");
+    let jobs: Vec<JobSpec> = TESTS.iter().map(|t| job(t, &file, a.size, a.runtime, direct, &qd_engine)).collect();
+    eprintln!(
+        "fsbench quick: {} tests x {} s on a {} file in {} ({}, QD>1 via {qd_engine})",
+        TESTS.len(),
+        a.runtime,
+        crate::report::format::bytes(a.size),
+        a.dir.display(),
+        if direct { "O_DIRECT" } else { "buffered" }
+    );
+    let opts = RunOptions {
+        allow_device: false,
+        keep_files: false,
+        stop: super::install_stop_handler(),
+        progress: super::want_progress(&a.common),
+        command: std::env::args().collect(),
+    };
+    let result = match runner::run(jobs, &opts) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("fsbench quick: error: {e}");
+            return 1;
+        }
+    };
+    let text = match a.common.output_format {
+        OutputFormat::Normal => table(&result, direct, a.runtime),
+        f => crate::report::render(&result, f),
+    };
+    drop(tmp);
+    if let Err(e) = super::emit(&text, &a.common.output) {
+        eprintln!("fsbench quick: {e}");
+        return 1;
+    }
+    exit_code(&result, opts.stop.load(Ordering::Relaxed))
+}
+
+fn job(t: &Test, file: &Path, size: u64, runtime: u64, direct: bool, qd_engine: &str) -> JobSpec {
+    let mut j = JobSpec::new(t.label);
+    j.filenames = vec![file.to_path_buf()];
+    j.size = Some(size);
+    j.rw = t.rw;
+    j.bs = [BlockSize::Fixed(t.bs), BlockSize::Fixed(t.bs)];
+    j.iodepth = t.qd;
+    j.ioengine = if t.qd > 1 { qd_engine.to_string() } else { "psync".to_string() };
+    j.direct = direct;
+    j.runtime = Some(Duration::from_secs(runtime));
+    j.time_based = true;
+    j.stonewall = true;
+    j.fsync = t.fsync as u32;
+    // Random writes wander over the whole file; a fresh permutation per pass
+    // costs nothing and avoids rewriting hot blocks.
+    j.norandommap = false;
+    j
+}
+
+fn default_async_engine() -> String {
+    match io_uring::IoUring::new(2) {
+        Ok(_) => "io_uring".into(),
+        Err(_) => "libaio".into(),
+    }
+}
+
+/// Can a file in `dir` be opened with O_DIRECT and written with it?
+fn supports_direct(dir: &Path) -> bool {
+    let p = dir.join(".direct-probe");
+    let ok = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(&p)
+        .and_then(|f| {
+            let buf = crate::runner::buffers::Buffers::new(1, 4096);
+            let r = unsafe { libc::pwrite(std::os::fd::AsRawFd::as_raw_fd(&f), buf.slot(0).cast(), 4096, 0) };
+            if r == 4096 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        })
+        .is_ok();
+    let _ = std::fs::remove_file(&p);
+    ok
+}
+
+/// One row per test: the headline figure with its spread over 1-s
+/// intervals, then latency percentiles.
+fn table(r: &RunResult, direct: bool, runtime: u64) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "fsbench quick — {} I/O, {runtime} s per test; ± is the sd over 1-s intervals; latency per I/O in µs",
+        if direct { "O_DIRECT (page cache bypassed)" } else { "BUFFERED (no O_DIRECT: page cache in play)" }
+    );
+    let _ = writeln!(
+        s,
+        "{:<20} {:>22} {:>18} {:>9} {:>9} {:>9} {:>9}",
+        "test", "result", "± sd", "p50", "p99", "p99.9", "max"
+    );
+    for j in &r.jobs {
+        let op = if j.name.contains("read") { j.op("read") } else { j.op("write") };
+        let Some(op) = op else { continue };
+        let seq = j.name.starts_with("SEQ");
+        let (series, scale) = if seq {
+            (j.timeline.bytes.get(&op.name), 1048576.0)
+        } else {
+            (j.timeline.ops.get(&op.name), 1.0)
+        };
+        let xs: Vec<f64> = series.map(|v| v.iter().map(|&x| x as f64 / scale).collect()).unwrap_or_default();
+        let (_, sd) = mean_sd(&xs);
+        let (headline, spread) = if seq {
+            (format!("{:.1} MiB/s", op.bytes_per_sec(j.elapsed_ns) / 1048576.0), format!("{sd:.1} MiB/s"))
+        } else {
+            (format!("{} IOPS", thousands(op.iops(j.elapsed_ns).round() as u64)), format!("{} IOPS", thousands(sd.round() as u64)))
+        };
+        let h = &op.lat;
+        let _ = writeln!(
+            s,
+            "{:<20} {:>22} {:>18} {:>9} {:>9} {:>9} {:>9}",
+            j.name,
+            headline,
+            if xs.len() >= 2 { spread } else { "n/a".into() },
+            us(h.percentile(50.0) as f64),
+            us(h.percentile(99.0) as f64),
+            us(h.percentile(99.9) as f64),
+            us(h.max() as f64)
+        );
+        if let Some(e) = &j.error {
+            let _ = writeln!(s, "  error: {e}");
+        }
+        if !seq && j.name.contains("fsync") {
+            if let Some(sync) = j.op("sync") {
+                let _ = writeln!(
+                    s,
+                    "{:<20} {:>22} {:>18} {:>9} {:>9} {:>9} {:>9}",
+                    "  of which fsync",
+                    format!("{} fsyncs/s", thousands(sync.iops(j.elapsed_ns).round() as u64)),
+                    "",
+                    us(sync.lat.percentile(50.0) as f64),
+                    us(sync.lat.percentile(99.0) as f64),
+                    us(sync.lat.percentile(99.9) as f64),
+                    us(sync.lat.max() as f64)
+                );
+            }
+        }
+    }
+    let cpu_s: f64 = r.groups.iter().map(|g| g.cpu.user_s + g.cpu.system_s).sum();
+    let ops: u64 = r.jobs.iter().map(|j| j.total_ops()).sum();
+    let _ = writeln!(s, "fsbench CPU: {cpu_s:.2} s for {} I/Os; device: {}", thousands(ops), device_line(r));
+    if r.partial {
+        let _ = writeln!(s, "*** PARTIAL: interrupted ***");
+    }
+    s
+}
+
+fn device_line(r: &RunResult) -> String {
+    let mut names: Vec<String> = r.groups.iter().flat_map(|g| g.devices.iter().map(|d| d.name.clone())).collect();
+    names.dedup();
+    let t = r.system.targets.first();
+    let fs = t.map(|t| format!("{} on {}", t.fs_type, t.mount_point.display())).unwrap_or_default();
+    if names.is_empty() {
+        format!("no block device ({fs})")
+    } else {
+        format!("{} ({fs})", names.join(", "))
+    }
+}

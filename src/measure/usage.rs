@@ -1,0 +1,100 @@
+//! Process-wide CPU and I/O accounting, read before and after a window.
+//!
+//! getrusage(RUSAGE_SELF) sums every thread of the process, including
+//! io_uring's io-wq workers (they are threads of the process since Linux
+//! 5.12), which fio's per-job-thread figures leave out.
+
+use crate::result::{CpuUsage, ProcessIo};
+use std::time::Instant;
+
+#[derive(Clone, Copy)]
+pub struct UsageMark {
+    at: Instant,
+    ru: libc::rusage,
+}
+
+fn tv_secs(tv: libc::timeval) -> f64 {
+    tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6
+}
+
+impl UsageMark {
+    pub fn now() -> UsageMark {
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+        UsageMark { at: Instant::now(), ru }
+    }
+
+    /// CPU used between `self` and `later`.
+    pub fn until(&self, later: &UsageMark) -> CpuUsage {
+        let (a, b) = (&self.ru, &later.ru);
+        CpuUsage {
+            user_s: tv_secs(b.ru_utime) - tv_secs(a.ru_utime),
+            system_s: tv_secs(b.ru_stime) - tv_secs(a.ru_stime),
+            wall_s: later.at.duration_since(self.at).as_secs_f64(),
+            voluntary_ctx_switches: (b.ru_nvcsw - a.ru_nvcsw).max(0) as u64,
+            involuntary_ctx_switches: (b.ru_nivcsw - a.ru_nivcsw).max(0) as u64,
+            minor_faults: (b.ru_minflt - a.ru_minflt).max(0) as u64,
+            major_faults: (b.ru_majflt - a.ru_majflt).max(0) as u64,
+        }
+    }
+}
+
+/// /proc/self/io now; zeros where the kernel has no task I/O accounting.
+pub fn process_io() -> ProcessIo {
+    let text = std::fs::read_to_string("/proc/self/io").unwrap_or_default();
+    let mut io = ProcessIo::default();
+    for line in text.lines() {
+        let Some((k, v)) = line.split_once(':') else { continue };
+        let v: u64 = v.trim().parse().unwrap_or(0);
+        match k {
+            "read_bytes" => io.read_bytes = v,
+            "write_bytes" => io.write_bytes = v,
+            "cancelled_write_bytes" => io.cancelled_write_bytes = v,
+            "syscr" => io.syscr = v,
+            "syscw" => io.syscw = v,
+            _ => {}
+        }
+    }
+    io
+}
+
+impl ProcessIo {
+    pub fn since(&self, before: &ProcessIo) -> ProcessIo {
+        ProcessIo {
+            read_bytes: self.read_bytes.saturating_sub(before.read_bytes),
+            write_bytes: self.write_bytes.saturating_sub(before.write_bytes),
+            cancelled_write_bytes: self.cancelled_write_bytes.saturating_sub(before.cancelled_write_bytes),
+            syscr: self.syscr.saturating_sub(before.syscr),
+            syscw: self.syscw.saturating_sub(before.syscw),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn busy_loop_shows_user_time() {
+        let a = UsageMark::now();
+        let t = Instant::now();
+        let mut x = 0u64;
+        while t.elapsed().as_millis() < 200 {
+            x = x.wrapping_add(std::hint::black_box(1));
+        }
+        let u = a.until(&UsageMark::now());
+        assert!(x > 0);
+        assert!(u.user_s > 0.1, "user {}", u.user_s);
+        assert!(u.wall_s >= 0.2);
+    }
+
+    #[test]
+    fn written_bytes_show_in_proc_io() {
+        let before = process_io();
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        std::fs::write(&p, vec![1u8; 1 << 20]).unwrap();
+        let d = process_io().since(&before);
+        assert!(d.syscw >= 1);
+    }
+}

@@ -1,0 +1,89 @@
+//! Number formatting shared by the text reports: fixed units, thousands separators.
+
+/// 1234567 → "1,234,567".
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Nanoseconds as microseconds with sensible precision.
+pub fn us(ns: f64) -> String {
+    let v = ns / 1000.0;
+    if v >= 1000.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// Bytes per second as "X MiB/s (Y MB/s)".
+pub fn bandwidth(bytes_per_s: f64) -> String {
+    format!("{:.1} MiB/s ({:.1} MB/s)", bytes_per_s / 1048576.0, bytes_per_s / 1e6)
+}
+
+/// Bytes as a binary size: "4.0 KiB", "1.5 GiB".
+pub fn bytes(n: u64) -> String {
+    const U: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i < U.len() - 1 {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", U[i])
+    }
+}
+
+/// Mean and sample standard deviation.
+pub fn mean_sd(xs: &[f64]) -> (f64, f64) {
+    if xs.is_empty() {
+        return (0.0, 0.0);
+    }
+    let n = xs.len() as f64;
+    let mean = xs.iter().sum::<f64>() / n;
+    if xs.len() < 2 {
+        return (mean, 0.0);
+    }
+    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean, var.sqrt())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_groups_digits() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(1234567), "1,234,567");
+    }
+
+    #[test]
+    fn sizes_and_rates_carry_units() {
+        assert_eq!(bytes(512), "512 B");
+        assert_eq!(bytes(4096), "4.0 KiB");
+        assert_eq!(bandwidth(1048576.0), "1.0 MiB/s (1.0 MB/s)");
+        assert_eq!(us(1500.0), "1.50");
+    }
+
+    #[test]
+    fn sample_sd() {
+        let (m, s) = mean_sd(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]);
+        assert!((m - 5.0).abs() < 1e-9);
+        assert!((s - 2.138).abs() < 1e-3);
+    }
+}

@@ -1,0 +1,279 @@
+//! The files a job works on: naming, safety checks, layout, cache invalidation
+//! and opening. Everything here happens before the measured window.
+
+use super::offsets::Region;
+use super::rng::Rng;
+use crate::environment::safety;
+use crate::model::job::{Fallocate, JobSpec, SyncMode, READ, WRITE};
+use std::collections::HashSet;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+/// One file of one worker, with the region its I/O covers.
+#[derive(Clone, Debug)]
+pub struct PreparedFile {
+    pub path: PathBuf,
+    pub region: Region,
+    pub is_device: bool,
+    /// Missing until the worker opens it (create_on_open).
+    pub create: bool,
+}
+
+/// Files fsbench created in this run: the only ones it may delete.
+#[derive(Default, Debug)]
+pub struct Ledger {
+    pub created: Vec<PathBuf>,
+    laid_out: HashSet<PathBuf>,
+}
+
+impl Ledger {
+    /// Delete the created files for which `pred` holds; returns what failed.
+    pub fn remove_where(&mut self, pred: impl Fn(&Path) -> bool) -> Vec<String> {
+        let mut errors = Vec::new();
+        self.created.retain(|p| {
+            if !pred(p) {
+                return true;
+            }
+            match std::fs::remove_file(p) {
+                Ok(()) => false,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+                Err(e) => {
+                    errors.push(format!("could not remove {}: {e}", p.display()));
+                    true
+                }
+            }
+        });
+        errors
+    }
+}
+
+/// The paths clone `clone` of `spec` uses.
+pub fn paths(spec: &JobSpec, clone: u32) -> Vec<PathBuf> {
+    if !spec.filenames.is_empty() {
+        return spec.filenames.clone();
+    }
+    let dir = spec.directory.clone().unwrap_or_else(|| PathBuf::from("."));
+    (0..spec.nrfiles).map(|n| dir.join(format!("{}.{}.{}", spec.name, clone, n))).collect()
+}
+
+/// Smallest block size over the directions the job uses: regions and random
+/// offsets are multiples of it.
+pub fn granularity(spec: &JobSpec) -> u64 {
+    let mut g = u64::MAX;
+    if spec.rw.reads() {
+        g = g.min(spec.bs[READ].min());
+    }
+    if spec.rw.writes() {
+        g = g.min(spec.bs[WRITE].min());
+    }
+    g.max(1)
+}
+
+/// Check, create and lay out the files of one clone.
+pub fn prepare(
+    spec: &JobSpec,
+    clone: u32,
+    allow_device: bool,
+    ledger: &mut Ledger,
+) -> Result<Vec<PreparedFile>, String> {
+    let paths = paths(spec, clone);
+    let per_file = match spec.size {
+        Some(total) => Some(total / paths.len() as u64),
+        None => None,
+    };
+    let gran = granularity(spec);
+    let mut out = Vec::with_capacity(paths.len());
+    for path in paths {
+        let is_device = safety::is_block_device(&path);
+        if is_device {
+            safety::check_device_usable(&path, allow_device)?;
+        }
+        let size = match per_file {
+            Some(s) => s,
+            None => existing_size(&path, is_device).map_err(|e| {
+                format!("job '{}': size is not set and {} {e}", spec.name, path.display())
+            })?
+            .saturating_sub(spec.offset),
+        };
+        let usable = size / gran * gran;
+        if usable < spec.max_bs().min(size.max(1)) || usable == 0 {
+            return Err(format!(
+                "job '{}': {} gives {} bytes per file, less than one block of {} bytes",
+                spec.name,
+                path.display(),
+                size,
+                spec.max_bs()
+            ));
+        }
+        let region = Region { start: spec.offset, end: spec.offset + usable };
+        let create = if is_device {
+            check_device_size(&path, region.end)?;
+            false
+        } else {
+            lay_out(spec, &path, region.end, ledger)?
+        };
+        out.push(PreparedFile { path, region, is_device, create });
+    }
+    Ok(out)
+}
+
+fn existing_size(path: &Path, is_device: bool) -> Result<u64, String> {
+    if is_device {
+        return device_size(path);
+    }
+    match std::fs::metadata(path) {
+        Ok(m) if m.len() > 0 => Ok(m.len()),
+        Ok(_) => Err("is empty".into()),
+        Err(_) => Err("does not exist".into()),
+    }
+}
+
+fn device_size(path: &Path) -> Result<u64, String> {
+    let f = File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    let mut size: u64 = 0;
+    // BLKGETSIZE64 = _IOR(0x12, 114, size_t)
+    const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
+    let r = unsafe { libc::ioctl(f.as_raw_fd(), BLKGETSIZE64, &mut size) };
+    if r < 0 {
+        return Err(format!("cannot read the size of {}: {}", path.display(), std::io::Error::last_os_error()));
+    }
+    Ok(size)
+}
+
+fn check_device_size(path: &Path, needed: u64) -> Result<(), String> {
+    let size = device_size(path)?;
+    if size < needed {
+        return Err(format!("{} has {size} bytes; the job needs {needed}", path.display()));
+    }
+    Ok(())
+}
+
+/// Make sure `path` exists with at least `needed` bytes the job can use.
+/// Reads need real data (written here, random, then synced); write-only jobs
+/// only need the size, so they get fallocate + ftruncate as with fio.
+/// Returns true when the file is left for the worker to create on open.
+fn lay_out(spec: &JobSpec, path: &Path, needed: u64, ledger: &mut Ledger) -> Result<bool, String> {
+    if ledger.laid_out.contains(path) {
+        return Ok(false);
+    }
+    let exists = path.exists();
+    if !exists && spec.create_on_open && !spec.rw.reads() {
+        ledger.created.push(path.to_path_buf());
+        ledger.laid_out.insert(path.to_path_buf());
+        return Ok(true);
+    }
+    if let Some(parent) = path.parent() {
+        if !parent.as_os_str().is_empty() && !parent.is_dir() {
+            return Err(format!("directory {} does not exist", parent.display()));
+        }
+    }
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    if !exists {
+        ledger.created.push(path.to_path_buf());
+    }
+    let have = f.metadata().map(|m| m.len()).unwrap_or(0);
+    if have < needed {
+        if spec.rw.reads() {
+            fill_file(&f, have, needed, spec, path)?;
+        } else {
+            preallocate(&f, needed, spec.fallocate);
+            f.set_len(needed).map_err(|e| format!("cannot extend {}: {e}", path.display()))?;
+        }
+    }
+    ledger.laid_out.insert(path.to_path_buf());
+    Ok(false)
+}
+
+fn fill_file(f: &File, from: u64, to: u64, spec: &JobSpec, path: &Path) -> Result<(), String> {
+    let mut rng = Rng::new(spec.randseed ^ 0x1a1d_0u64);
+    let mut buf = vec![0u8; 1 << 20];
+    super::buffers::fill(&mut buf, &spec.buffer, &mut rng);
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+    use std::io::Seek;
+    w.seek(std::io::SeekFrom::Start(from)).map_err(|e| e.to_string())?;
+    let mut at = from;
+    while at < to {
+        let n = ((to - at) as usize).min(buf.len());
+        w.write_all(&buf[..n]).map_err(|e| format!("laying out {}: {e}", path.display()))?;
+        at += n as u64;
+    }
+    w.flush().map_err(|e| format!("laying out {}: {e}", path.display()))?;
+    f.sync_all().map_err(|e| format!("syncing {}: {e}", path.display()))
+}
+
+fn preallocate(f: &File, len: u64, how: Fallocate) {
+    let fd = f.as_raw_fd();
+    // A file system without fallocate (tmpfs before 3.5, vfat) still gets
+    // its size from ftruncate; preallocation is only an optimisation.
+    unsafe {
+        match how {
+            Fallocate::None => {}
+            Fallocate::Native => {
+                libc::fallocate(fd, 0, 0, len as libc::off_t);
+            }
+            Fallocate::Keep => {
+                libc::fallocate(fd, libc::FALLOC_FL_KEEP_SIZE, 0, len as libc::off_t);
+            }
+            Fallocate::Posix => {
+                libc::posix_fallocate(fd, 0, len as libc::off_t);
+            }
+        }
+    }
+}
+
+/// Drop the file's cached pages (fio's invalidate=1), so reads start cold.
+pub fn invalidate(file: &PreparedFile) -> Result<(), String> {
+    if file.create {
+        return Ok(());
+    }
+    let f = File::open(&file.path).map_err(|e| format!("cannot open {}: {e}", file.path.display()))?;
+    let fd = f.as_raw_fd();
+    unsafe {
+        libc::fdatasync(fd);
+        libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED);
+    }
+    Ok(())
+}
+
+/// Open a worker's file with the job's flags.
+pub fn open(spec: &JobSpec, file: &PreparedFile, mapped: bool) -> Result<File, String> {
+    let writes = spec.rw.writes() || spec.end_fsync;
+    let mut flags = 0;
+    if spec.direct && !mapped {
+        flags |= libc::O_DIRECT;
+    }
+    flags |= match spec.sync {
+        SyncMode::None => 0,
+        SyncMode::Sync => libc::O_SYNC,
+        SyncMode::Dsync => libc::O_DSYNC,
+    };
+    let f = OpenOptions::new()
+        // mmap needs read access even to write through a mapping.
+        .read(spec.rw.reads() || mapped || !writes)
+        .write(writes)
+        .create(file.create)
+        .custom_flags(flags)
+        .open(&file.path);
+    match f {
+        Ok(f) => {
+            if file.create && mapped {
+                f.set_len(file.region.end).map_err(|e| e.to_string())?;
+            }
+            Ok(f)
+        }
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) && spec.direct => Err(format!(
+            "{}: the file system does not support O_DIRECT (direct=1); use direct=0 to measure buffered I/O",
+            file.path.display()
+        )),
+        Err(e) => Err(format!("cannot open {}: {e}", file.path.display())),
+    }
+}

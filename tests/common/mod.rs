@@ -1,0 +1,90 @@
+//! Helpers for the CLI tests: run fsbench, parse its JSON, check requirements.
+#![allow(dead_code)]
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::Path;
+
+pub fn fsbench() -> Command {
+    Command::cargo_bin("fsbench").expect("binary built")
+}
+
+/// Run `fsbench fio ARGS --output-format=json --no-progress`, expect success,
+/// return the parsed result.
+pub fn fio_json(args: &[&str]) -> Value {
+    let out = fsbench()
+        .arg("fio")
+        .args(args)
+        .args(["--output-format=json", "--no-progress"])
+        .output()
+        .expect("fsbench runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "fsbench failed: {stderr}");
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("stdout is not JSON ({e}): {}\nstderr: {stderr}", String::from_utf8_lossy(&out.stdout))
+    })
+}
+
+/// The `name` operation of job `i`.
+pub fn op<'a>(v: &'a Value, job: usize, name: &str) -> &'a Value {
+    v["jobs"][job]["ops"]
+        .as_array()
+        .expect("ops array")
+        .iter()
+        .find(|o| o["name"] == name)
+        .unwrap_or_else(|| panic!("no '{name}' op in job {job}: {}", v["jobs"][job]))
+}
+
+pub fn is_root() -> bool {
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Skip (return true) with a printed reason when a requirement is missing.
+pub fn skip(reason: &str) -> bool {
+    eprintln!("SKIPPED: {reason}");
+    true
+}
+
+pub fn have(cmd: &str) -> bool {
+    std::process::Command::new("sh")
+        .args(["-c", &format!("command -v {cmd}")])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+/// Pages of `path` resident in the page cache (mincore over a mapping).
+pub fn resident_pages(path: &Path) -> usize {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::File::open(path).unwrap();
+    let len = f.metadata().unwrap().len() as usize;
+    if len == 0 {
+        return 0;
+    }
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+    unsafe {
+        let p = libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, f.as_raw_fd(), 0);
+        assert_ne!(p, libc::MAP_FAILED);
+        let mut vec = vec![0u8; len.div_ceil(page)];
+        assert_eq!(libc::mincore(p, len, vec.as_mut_ptr()), 0);
+        libc::munmap(p, len);
+        vec.iter().filter(|&&b| b & 1 == 1).count()
+    }
+}
+
+/// Drop a file's clean cached pages.
+pub fn drop_cache(path: &Path) {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::File::open(path).unwrap();
+    unsafe {
+        libc::fdatasync(f.as_raw_fd());
+        libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED);
+    }
+}
+
+/// A temporary directory on a file system that supports O_DIRECT (tmpfs
+/// may not): under the target directory of the build, which is on disk.
+pub fn disk_tempdir() -> tempfile::TempDir {
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    tempfile::tempdir_in(base).expect("tempdir")
+}
