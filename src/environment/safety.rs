@@ -1,14 +1,231 @@
-//! What fsbench may touch. (stub, being written)
-use std::path::Path;
+//! What fsbench may touch. Writing to a block device destroys what is on it,
+//! so a device is refused unless the user confirmed it and nothing on the
+//! system uses it: not mounted (itself, a partition, or its parent disk),
+//! no holders (dm, md, LVM, bcache), not swap, not behind a loop device,
+//! and the kernel grants an exclusive open.
+use crate::environment::system::{read_mountinfo, unescape_mount_bytes};
+use crate::observe::blockdev::{dev_major, dev_minor, BlockDev};
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
 
 pub fn is_block_device(path: &Path) -> bool {
-    use std::os::unix::fs::FileTypeExt;
     std::fs::metadata(path).map(|m| m.file_type().is_block_device()).unwrap_or(false)
 }
 
+/// `(major, minor, mount point)` of every mount, from /proc/self/mountinfo.
+/// When a mount's source is a block device node whose number differs from
+/// the mount's (btrfs and others report an anonymous device), that device
+/// is listed too.
+pub fn mounted_devices() -> Vec<(u32, u32, PathBuf)> {
+    let mut out = Vec::new();
+    for m in read_mountinfo() {
+        out.push((m.major, m.minor, m.mount_point.clone()));
+        if m.source.starts_with('/') {
+            if let Ok(sm) = std::fs::metadata(&m.source) {
+                if sm.file_type().is_block_device() {
+                    let (ma, mi) = (dev_major(sm.rdev()), dev_minor(sm.rdev()));
+                    if (ma, mi) != (m.major, m.minor) {
+                        out.push((ma, mi, m.mount_point.clone()));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// File names listed in a /proc/swaps text (escapes undone).
+pub fn parse_swaps(text: &str) -> Vec<PathBuf> {
+    text.lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .map(|f| PathBuf::from(OsString::from_vec(unescape_mount_bytes(f))))
+        .collect()
+}
+
+/// `(major, minor, name)` of the block devices used as swap.
+pub fn swap_devices() -> Vec<(u32, u32, PathBuf)> {
+    let text = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
+    parse_swaps(&text)
+        .into_iter()
+        .filter_map(|p| {
+            let m = std::fs::metadata(&p).ok()?;
+            if m.file_type().is_block_device() {
+                Some((dev_major(m.rdev()), dev_minor(m.rdev()), p))
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
+fn describe(path: &Path, dev: &BlockDev) -> String {
+    let p = path.display().to_string();
+    if path.file_name().and_then(|s| s.to_str()) == Some(dev.name.as_str()) {
+        p
+    } else {
+        format!("{p} ({})", dev.name)
+    }
+}
+
+/// Whether fsbench may write to `path`. Regular files and anything that is
+/// not a block device are not this function's concern and pass. For a block
+/// device, refuses with a message naming the device and the reason. Only
+/// reads; never writes.
 pub fn check_device_usable(path: &Path, allow_device: bool) -> Result<(), String> {
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) => return Err(format!("cannot inspect {}: {e}", path.display())),
+    };
+    if !meta.file_type().is_block_device() {
+        return Ok(());
+    }
     if !allow_device {
-        return Err(format!("{} is a block device; pass --allow-device", path.display()));
+        return Err(format!("writing to {} destroys its data; pass --allow-device to confirm", path.display()));
+    }
+    let (major, minor) = (dev_major(meta.rdev()), dev_minor(meta.rdev()));
+    let Some(dev) = BlockDev::from_devnum(major, minor) else {
+        return Err(format!(
+            "{} is block device {major}:{minor}, which is not in /sys/dev/block; refusing to write to a device that cannot be checked",
+            path.display()
+        ));
+    };
+    let who = describe(path, &dev);
+
+    // The device and its relatives: partitions of a whole disk, the parent of a partition.
+    let mut related: Vec<(BlockDev, &'static str)> = vec![(dev.clone(), "")];
+    for p in dev.partitions() {
+        related.push((p, "its partition "));
+    }
+    if let Some(parent) = dev.parent() {
+        related.push((parent, "its parent disk "));
+    }
+
+    let mounts = mounted_devices();
+    for (r, rel) in &related {
+        if let Some((_, _, mp)) = mounts.iter().find(|(ma, mi, _)| (*ma, *mi) == (r.major, r.minor)) {
+            let what = if rel.is_empty() { "it".to_string() } else { format!("{rel}{}", r.name) };
+            return Err(format!("{who} is in use: {what} is mounted at {}", mp.display()));
+        }
+    }
+
+    for (r, rel) in &related {
+        let holders = r.holders();
+        if !holders.is_empty() {
+            let what = if rel.is_empty() { "it".to_string() } else { format!("{rel}{}", r.name) };
+            return Err(format!(
+                "{who} is in use: {what} is held by {} (device-mapper, md or LVM)",
+                holders.join(", ")
+            ));
+        }
+    }
+
+    for (ma, mi, name) in swap_devices() {
+        if let Some((r, rel)) = related.iter().find(|(r, _)| (r.major, r.minor) == (ma, mi)) {
+            let what = if rel.is_empty() { "it".to_string() } else { format!("{rel}{}", r.name) };
+            return Err(format!("{who} is in use: {what} is active swap ({})", name.display()));
+        }
+    }
+
+    if let Some((lo, r)) = loop_over(&related) {
+        return Err(format!("{who} is in use: {lo} is a loop device over {}", r.dev_path().display()));
+    }
+
+    // Last word to the kernel: an exclusive open fails with EBUSY while a
+    // file system, dm/md, or another exclusive opener holds the device.
+    match std::fs::OpenOptions::new().read(true).custom_flags(libc::O_EXCL | libc::O_CLOEXEC).open(path) {
+        Ok(_) => {}
+        Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
+            return Err(format!(
+                "{who} is in use: the kernel refused an exclusive open (held by a file system, dm, md or another program)"
+            ));
+        }
+        Err(_) => {} // e.g. EACCES: opening it for the run will report that.
     }
     Ok(())
+}
+
+/// A loop device whose backing file is one of the `related` device nodes.
+fn loop_over<'a>(related: &'a [(BlockDev, &'static str)]) -> Option<(String, &'a BlockDev)> {
+    let rd = std::fs::read_dir("/sys/block").ok()?;
+    for e in rd.filter_map(|e| e.ok()) {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Ok(bf) = std::fs::read_to_string(e.path().join("loop/backing_file")) else { continue };
+        let bf = bf.trim();
+        if bf.is_empty() {
+            continue;
+        }
+        let Ok(m) = std::fs::metadata(bf) else { continue };
+        if !m.file_type().is_block_device() {
+            continue;
+        }
+        let num = (dev_major(m.rdev()), dev_minor(m.rdev()));
+        if let Some((r, _)) = related.iter().find(|(r, _)| (r.major, r.minor) == num) {
+            return Some((name, r));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::observe::blockdev::device_for_path;
+    use crate::observe::blockdev::testutil::{is_root, LoopDev};
+
+    #[test]
+    fn regular_files_are_not_devices() {
+        let f = tempfile::NamedTempFile::new().unwrap();
+        assert!(!is_block_device(f.path()));
+        assert_eq!(check_device_usable(f.path(), false), Ok(()));
+    }
+
+    #[test]
+    fn mounted_root_device_is_refused() {
+        let mounts = mounted_devices();
+        assert!(mounts.iter().any(|(_, _, mp)| mp == Path::new("/")));
+        let Some(d) = device_for_path(&std::env::temp_dir()) else { panic!("temp dir has no device") };
+        let mut candidates = vec![d.dev_path()];
+        if Path::new("/dev/vda").exists() {
+            candidates.push(PathBuf::from("/dev/vda"));
+        }
+        for p in candidates {
+            if !is_block_device(&p) {
+                continue;
+            }
+            let e = check_device_usable(&p, false).unwrap_err();
+            assert!(e.contains("--allow-device") && e.contains(&p.display().to_string()), "{e}");
+            let e = check_device_usable(&p, true).unwrap_err();
+            assert!(e.contains(&p.display().to_string()) && e.contains("in use"), "{e}");
+            assert!(e.contains("mounted"), "{e}");
+        }
+    }
+
+    #[test]
+    fn swaps_parsing() {
+        let t = "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n/dev/zram0   partition 1000 0 100\n/swap\\040file file 10 0 -2\n";
+        assert_eq!(parse_swaps(t), vec![PathBuf::from("/dev/zram0"), PathBuf::from("/swap file")]);
+        assert!(parse_swaps("Filename Type Size Used Priority\n").is_empty());
+    }
+
+    #[test]
+    fn loop_device_checks() {
+        if !is_root() {
+            eprintln!("skipping loop_device_checks: needs root to attach a loop device");
+            return;
+        }
+        let Some(lo) = LoopDev::attach(64 << 20) else { return };
+        assert!(is_block_device(lo.path()));
+        let e = check_device_usable(lo.path(), false).unwrap_err();
+        assert!(e.contains(&lo.path().display().to_string()) && e.contains("--allow-device"), "{e}");
+        assert_eq!(check_device_usable(lo.path(), true), Ok(()));
+        // While someone holds it exclusively, it is refused (read-only open, no writes).
+        let held = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_EXCL).open(lo.path());
+        if let Ok(_h) = held {
+            let e = check_device_usable(lo.path(), true).unwrap_err();
+            assert!(e.contains("exclusive"), "{e}");
+        }
+    }
 }

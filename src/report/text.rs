@@ -19,7 +19,8 @@ pub fn render(r: &RunResult) -> String {
         for j in r.jobs.iter().filter(|j| j.group == g.group) {
             job(&mut s, j);
         }
-        group(&mut s, g, r.jobs.iter().filter(|j| j.group == g.group).map(|j| j.total_ops()).sum());
+        let members: Vec<&JobResult> = r.jobs.iter().filter(|j| j.group == g.group).collect();
+        group(&mut s, g, &members);
     }
     s
 }
@@ -91,7 +92,8 @@ fn lat_lines(s: &mut String, what: &str, h: &LatencyHist) {
     let _ = writeln!(s, "        {what} µs: {}", pcts.join("  "));
 }
 
-fn group(s: &mut String, g: &GroupResult, ops: u64) {
+fn group(s: &mut String, g: &GroupResult, jobs: &[&JobResult]) {
+    let ops: u64 = jobs.iter().map(|j| j.total_ops()).sum();
     let c = &g.cpu;
     let _ = writeln!(
         s,
@@ -103,6 +105,18 @@ fn group(s: &mut String, g: &GroupResult, ops: u64) {
         if ops > 0 { format!(" = {:.2} µs CPU per op", c.us_per_op(ops)) } else { String::new() },
         thousands(c.voluntary_ctx_switches),
         thousands(c.involuntary_ctx_switches)
+    );
+    let issued = |name: &str| -> (u64, u64) {
+        jobs.iter().filter_map(|j| j.op(name)).fold((0, 0), |(n, b), o| (n + o.ops, b + o.bytes))
+    };
+    let ((rn, rb), (wn, wb)) = (issued("read"), issued("write"));
+    let _ = writeln!(
+        s,
+        "  issued by the jobs (measured window): read {} ios {}, write {} ios {}",
+        thousands(rn),
+        bytes(rb),
+        thousands(wn),
+        bytes(wb)
     );
     let io = &g.process_io;
     let _ = writeln!(
