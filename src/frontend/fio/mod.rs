@@ -1,6 +1,19 @@
-//! fio job files and fio-style command-line options → `JobSpec`s. (stub, being written)
+//! fio job files and fio-style command-line options → `JobSpec`s.
+//!
+//! - `ini`: job-file lines, sections, comments, `include`, positions
+//! - `expand`: `${VAR}`, `$ncpus`, `$mb_memory`, `$pagesize` in values
+//! - `expr`, `units`: arithmetic, sizes, times, booleans
+//! - `options`: the option table (names, aliases, help, validating setters)
+//! - `build`: entries and arguments → jobs, late checks
 
+mod build;
+mod expand;
+mod expr;
+mod ini;
+pub mod options;
 pub mod units;
+#[cfg(test)]
+mod tests;
 
 use crate::model::job::JobSpec;
 use std::fmt;
@@ -59,13 +72,44 @@ impl std::error::Error for FioError {}
 /// `job.fio --size=1g --runtime=10` shrinks a job file without editing it).
 /// Without job files, `--name=X` starts a job and options before the first
 /// `--name` are global defaults, as in fio.
-pub fn parse(_files: &[PathBuf], _args: &[String], _opts: &ParseOptions) -> Result<Parsed, FioError> {
-    Err(FioError {
-        source: "command line".into(),
-        line: None,
-        col: None,
-        section: None,
-        option: None,
-        message: "not implemented".into(),
-    })
+pub fn parse(files: &[PathBuf], args: &[String], opts: &ParseOptions) -> Result<Parsed, FioError> {
+    let mut entries = Vec::new();
+    for f in files {
+        entries.push((f.display().to_string(), ini::read_file(f)?));
+    }
+    parse_entries(entries, args, opts, &expand::process_env)
+}
+
+/// Everything after reading: entries of each file (or none) plus arguments.
+fn parse_entries(
+    files: Vec<(String, Vec<ini::Entry>)>,
+    args: &[String],
+    opts: &ParseOptions,
+    env: expand::Env,
+) -> Result<Parsed, FioError> {
+    let mut b = build::Builder { opts, env, warnings: Vec::new() };
+    let jobs = if files.is_empty() {
+        b.command_line_jobs(args)?
+    } else {
+        file_jobs(&mut b, &files, args)?
+    };
+    let jobs = jobs.into_iter().map(build::finish).collect::<Result<Vec<_>, _>>()?;
+    Ok(Parsed { jobs, warnings: b.warnings })
+}
+
+/// The jobs of all files, each with the command-line overrides applied.
+fn file_jobs(b: &mut build::Builder, files: &[(String, Vec<ini::Entry>)], args: &[String]) -> Result<Vec<build::Job>, FioError> {
+    let mut all = Vec::new();
+    for (source, entries) in files {
+        let mut jobs = b.file_jobs(entries)?;
+        if jobs.is_empty() {
+            let msg = "no jobs defined: expected a [jobname] section (only [global] was found)";
+            return Err(FioError { source: source.clone(), line: None, col: None, section: None, option: None, message: msg.into() });
+        }
+        for job in &mut jobs {
+            b.overrides(job, args)?;
+        }
+        all.extend(jobs);
+    }
+    Ok(all)
 }

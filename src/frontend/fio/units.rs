@@ -1,11 +1,245 @@
-//! temporary stub until the frontend lands
-pub fn parse_size(s: &str, _kb_base: u64) -> Result<u64, String> {
-    let s = s.trim().to_ascii_lowercase();
-    let (num, mult) = match s.chars().last() {
-        Some('k') => (&s[..s.len() - 1], 1u64 << 10),
-        Some('m') => (&s[..s.len() - 1], 1 << 20),
-        Some('g') => (&s[..s.len() - 1], 1 << 30),
-        _ => (&s[..], 1),
+//! Values with units: sizes, durations, booleans, whole numbers.
+//!
+//! Every numeric parser takes a number or an arithmetic expression (see
+//! `expr`) followed by an optional unit suffix; the suffix applies to the
+//! whole expression (`(2*4)k` = 8 KiB). Errors are complete sentences of
+//! the form "expected FORM, got 'VALUE'" so callers only add the location.
+
+use super::expr::{self, Num};
+use std::time::Duration;
+
+const SIZE_FORM: &str = "a size such as 4096, 4k, 1.5g or (2*4)k (suffixes k, m, g, t, p)";
+const TIME_FORM: &str = "a time such as 30, 500ms or 2m (suffixes us, ms, s, m, h, d)";
+const BOOL_FORM: &str = "a boolean (0/1, true/false, yes/no, on/off)";
+
+/// `expected FORM, got 'VALUE'` plus an optional reason in parentheses.
+fn expected(form: &str, value: &str, why: &str) -> String {
+    if why.is_empty() {
+        format!("expected {form}, got '{value}'")
+    } else {
+        format!("expected {form}, got '{value}' ({why})")
+    }
+}
+
+/// Split a value into its number (literal or expression) and unit suffix.
+/// The suffix is the run of trailing ASCII letters.
+fn number_and_suffix(s: &str) -> Result<(Num, &str), String> {
+    if s.is_empty() {
+        return Err("empty value".into());
+    }
+    if s.starts_with("0x") || s.starts_with("0X") {
+        return expr::literal(s).map(|n| (n, "")).ok_or_else(|| "bad hex number".into());
+    }
+    let split = s.trim_end_matches(|c: char| c.is_ascii_alphabetic()).len();
+    let (num, suffix) = s.split_at(split);
+    let num = num.trim_end();
+    if num.is_empty() {
+        return Err("no number".into());
+    }
+    let n = match expr::literal(num) {
+        Some(n) => n,
+        None => expr::eval(num)?,
     };
-    num.parse::<u64>().map(|n| n * mult).map_err(|_| format!("bad size '{s}'"))
+    Ok((n, suffix))
+}
+
+/// `n * mult` as a whole non-negative number (decimals are rounded).
+fn scale(n: Num, mult: u64) -> Result<u64, String> {
+    let too_large = || "too large".to_string();
+    match n {
+        Num::Int(i) if i < 0 => Err("negative".into()),
+        Num::Int(i) => {
+            let v = i.checked_mul(mult as i128).ok_or_else(too_large)?;
+            u64::try_from(v).map_err(|_| too_large())
+        }
+        Num::Float(f) if f < 0.0 => Err("negative".into()),
+        Num::Float(f) => {
+            let v = (f * mult as f64).round();
+            // `as` saturates, so compare in floating point first.
+            if v >= u64::MAX as f64 {
+                return Err(too_large());
+            }
+            Ok(v as u64)
+        }
+    }
+}
+
+/// Bytes per unit for a lower-case size suffix.
+///
+/// fio's default `kb_base=1024` makes `k`/`kb` powers of 1024 and — a fio
+/// compatibility quirk — the IEC spellings `kib`/`mib`/... powers of 1000.
+/// `kb_base=1000` swaps the two.
+fn size_multiplier(suffix: &str, kb_base: u64) -> Option<u64> {
+    let (plain, iec) = if kb_base == 1000 { (1000u64, 1024u64) } else { (1024, 1000) };
+    if suffix.is_empty() || suffix == "b" {
+        return Some(1);
+    }
+    let power = match suffix.as_bytes()[0] {
+        b'k' => 1,
+        b'm' => 2,
+        b'g' => 3,
+        b't' => 4,
+        b'p' => 5,
+        _ => return None,
+    };
+    let base = match &suffix[1..] {
+        "" | "b" => plain,
+        "ib" => iec,
+        _ => return None,
+    };
+    base.checked_pow(power)
+}
+
+/// Parse a size (`4k`, `1.5g`, `(1024*2)m`, `4096`) into bytes.
+/// `kb_base` is 1024 (fio's default) or 1000, see `size_multiplier`.
+pub fn parse_size(s: &str, kb_base: u64) -> Result<u64, String> {
+    let s = s.trim();
+    if s.ends_with('%') {
+        return Err(format!("percent sizes are not supported, got '{s}'; give a size such as 4k or 1g"));
+    }
+    let (n, suffix) = number_and_suffix(s).map_err(|why| expected(SIZE_FORM, s, &why))?;
+    let Some(mult) = size_multiplier(&suffix.to_ascii_lowercase(), kb_base) else {
+        return Err(expected(SIZE_FORM, s, &format!("unknown unit '{suffix}'")));
+    };
+    scale(n, mult).map_err(|why| expected(SIZE_FORM, s, &why))
+}
+
+/// Parse a duration (`60`, `10s`, `500ms`, `2m`, `1h`, `1d`, `1.5s`).
+/// A bare number is in `default_unit` (seconds for runtime, microseconds
+/// for thinktime, as in fio).
+pub fn parse_duration(s: &str, default_unit: Duration) -> Result<Duration, String> {
+    let s = s.trim();
+    let (n, suffix) = number_and_suffix(s).map_err(|why| expected(TIME_FORM, s, &why))?;
+    let ns: u64 = match suffix.to_ascii_lowercase().as_str() {
+        "" => u64::try_from(default_unit.as_nanos()).unwrap_or(u64::MAX),
+        "us" | "usec" => 1_000,
+        "ms" | "msec" => 1_000_000,
+        "s" | "sec" => 1_000_000_000,
+        "m" | "min" => 60_000_000_000,
+        "h" => 3_600_000_000_000,
+        "d" => 86_400_000_000_000,
+        _ => return Err(expected(TIME_FORM, s, &format!("unknown unit '{suffix}'"))),
+    };
+    scale(n, ns).map(Duration::from_nanos).map_err(|why| expected(TIME_FORM, s, &why))
+}
+
+/// Parse fio's boolean spellings.
+pub fn parse_bool(s: &str) -> Result<bool, String> {
+    let s = s.trim();
+    match s.to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(expected(BOOL_FORM, s, "")),
+    }
+}
+
+/// Parse a whole number in `min..=max` (an expression is fine, a unit is not).
+pub fn parse_uint(s: &str, min: u64, max: u64) -> Result<u64, String> {
+    let s = s.trim();
+    let form = if max == u64::MAX {
+        format!("a whole number >= {min}")
+    } else {
+        format!("a whole number from {min} to {max}")
+    };
+    let (n, suffix) = number_and_suffix(s).map_err(|why| expected(&form, s, &why))?;
+    if !suffix.is_empty() {
+        return Err(expected(&form, s, &format!("unexpected '{suffix}'")));
+    }
+    let v = match n {
+        Num::Float(_) => return Err(expected(&form, s, "not whole")),
+        n => scale(n, 1).map_err(|why| expected(&form, s, &why))?,
+    };
+    if v < min || v > max {
+        return Err(expected(&form, s, "out of range"));
+    }
+    Ok(v)
+}
+
+/// Parse a `u32` in `min..=max`.
+pub fn parse_u32(s: &str, min: u32, max: u32) -> Result<u32, String> {
+    parse_uint(s, min.into(), max.into()).map(|v| v as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_with_default_kb_base() {
+        assert_eq!(parse_size("4096", 1024), Ok(4096));
+        assert_eq!(parse_size("4k", 1024), Ok(4096));
+        assert_eq!(parse_size("4K", 1024), Ok(4096));
+        assert_eq!(parse_size("4KB", 1024), Ok(4096));
+        assert_eq!(parse_size("1m", 1024), Ok(1 << 20));
+        assert_eq!(parse_size("40G", 1024), Ok(40 << 30));
+        assert_eq!(parse_size("1t", 1024), Ok(1 << 40));
+        assert_eq!(parse_size("2p", 1024), Ok(2 << 50));
+        assert_eq!(parse_size("1.5g", 1024), Ok(3 << 29));
+        assert_eq!(parse_size("(1024*2)m", 1024), Ok(2048 << 20));
+        assert_eq!(parse_size("(2*4)k", 1024), Ok(8192));
+        assert_eq!(parse_size("8*100", 1024), Ok(800));
+        assert_eq!(parse_size("512b", 1024), Ok(512));
+        assert_eq!(parse_size(" 4k ", 1024), Ok(4096));
+        assert_eq!(parse_size("0x1000", 1024), Ok(4096));
+    }
+
+    #[test]
+    fn kb_base_quirk() {
+        assert_eq!(parse_size("1kib", 1024), Ok(1000));
+        assert_eq!(parse_size("1MiB", 1024), Ok(1_000_000));
+        assert_eq!(parse_size("1k", 1000), Ok(1000));
+        assert_eq!(parse_size("1KB", 1000), Ok(1000));
+        assert_eq!(parse_size("1kib", 1000), Ok(1024));
+        assert_eq!(parse_size("1gib", 1000), Ok(1 << 30));
+    }
+
+    #[test]
+    fn size_errors_say_what_was_expected() {
+        let e = parse_size("4kx", 1024).unwrap_err();
+        assert!(e.starts_with("expected a size") && e.contains("got '4kx' (unknown unit 'kx')"), "{e}");
+        assert!(parse_size("50%", 1024).unwrap_err().contains("percent sizes are not supported"));
+        assert!(parse_size("", 1024).unwrap_err().contains("got '' (empty value)"));
+        assert!(parse_size("-4k", 1024).unwrap_err().contains("negative"));
+        assert!(parse_size("k", 1024).is_err());
+        assert!(parse_size("4k5", 1024).is_err());
+        assert!(parse_size("99999999p", 1024).unwrap_err().contains("too large"));
+        assert!(parse_size("1e400", 1024).is_err());
+    }
+
+    #[test]
+    fn durations() {
+        let s = Duration::from_secs(1);
+        assert_eq!(parse_duration("60", s), Ok(Duration::from_secs(60)));
+        assert_eq!(parse_duration("10s", s), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_duration("10sec", s), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_duration("500ms", s), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("500msec", s), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2m", s), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("2min", s), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("1h", s), Ok(Duration::from_secs(3600)));
+        assert_eq!(parse_duration("1D", s), Ok(Duration::from_secs(86400)));
+        assert_eq!(parse_duration("5us", s), Ok(Duration::from_micros(5)));
+        assert_eq!(parse_duration("5usec", s), Ok(Duration::from_micros(5)));
+        assert_eq!(parse_duration("1.5s", s), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("100", Duration::from_micros(1)), Ok(Duration::from_micros(100)));
+        assert!(parse_duration("5x", s).unwrap_err().contains("unknown unit 'x'"));
+        assert!(parse_duration("99999999999999d", s).unwrap_err().contains("too large"));
+    }
+
+    #[test]
+    fn bools_and_ints() {
+        for t in ["1", "true", "YES", "on"] {
+            assert_eq!(parse_bool(t), Ok(true));
+        }
+        for f in ["0", "false", "no", "Off"] {
+            assert_eq!(parse_bool(f), Ok(false));
+        }
+        assert!(parse_bool("2").unwrap_err().contains("expected a boolean"));
+        assert_eq!(parse_uint("18446744073709551615", 0, u64::MAX), Ok(u64::MAX));
+        assert_eq!(parse_uint("4*4", 0, u64::MAX), Ok(16));
+        assert!(parse_uint("4k", 0, u64::MAX).is_err());
+        assert!(parse_uint("1.5", 0, u64::MAX).is_err());
+        assert_eq!(parse_u32("100", 0, 100), Ok(100));
+        assert!(parse_u32("101", 0, 100).unwrap_err().contains("from 0 to 100"));
+    }
 }

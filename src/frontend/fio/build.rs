@@ -1,0 +1,258 @@
+//! Glue: turn reader entries and command-line arguments into `JobSpec`s.
+//!
+//! `[global]` is a `JobState` of its own; a job section starts as a copy of
+//! it, which gives fio's rule that a global section only affects the jobs
+//! after it. Options are recorded in `JobSpec::options` as they are applied,
+//! so global ones come first.
+
+use super::expand::{expand, Env};
+use super::ini::Entry;
+use super::options::{self, JobState};
+use super::{FioError, ParseOptions};
+use crate::model::job::JobSpec;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+pub const COMMAND_LINE: &str = "command line";
+
+/// Where an option was given, for errors found later.
+#[derive(Clone, Debug, Default)]
+pub struct Loc {
+    pub source: String,
+    pub line: Option<u32>,
+    pub col: Option<u32>,
+    pub section: Option<String>,
+}
+
+impl Loc {
+    fn command_line(section: Option<&str>) -> Loc {
+        Loc { source: COMMAND_LINE.into(), section: section.map(str::to_string), ..Loc::default() }
+    }
+
+    fn at_col(&self, col: u32) -> Loc {
+        Loc { col: Some(col), ..self.clone() }
+    }
+
+    pub fn err(&self, option: Option<&str>, message: impl Into<String>) -> FioError {
+        FioError {
+            source: self.source.clone(),
+            line: self.line,
+            col: self.col,
+            section: self.section.clone(),
+            option: option.map(str::to_string),
+            message: message.into(),
+        }
+    }
+}
+
+/// A job being built plus where each option was last set.
+#[derive(Clone, Debug)]
+pub struct Job {
+    pub state: JobState,
+    pub set_at: HashMap<&'static str, Loc>,
+}
+
+impl Job {
+    pub fn new(name: &str) -> Job {
+        Job { state: JobState::new(name), set_at: HashMap::new() }
+    }
+
+    /// A new job named `name` starting from these (global) settings.
+    fn derive(&self, name: &str) -> Job {
+        let mut job = self.clone();
+        job.state.spec.name = name.to_string();
+        job
+    }
+}
+
+/// Shared inputs of one parse.
+pub struct Builder<'a> {
+    pub opts: &'a ParseOptions,
+    pub env: Env<'a>,
+    pub warnings: Vec<String>,
+}
+
+/// One `key[=value]` occurrence with its locations.
+struct Given<'a> {
+    key: &'a str,
+    value: Option<&'a str>,
+    key_loc: Loc,
+    value_loc: Loc,
+}
+
+impl Builder<'_> {
+    /// Expand, validate and apply one option to `job`.
+    fn apply(&mut self, job: &mut Job, g: Given) -> Result<(), FioError> {
+        let Some(def) = options::find(g.key) else {
+            return self.unknown(&g);
+        };
+        let value = match g.value {
+            Some(v) => expand(v, self.env).map_err(|e| {
+                let col = g.value_loc.col.map(|c| c + e.offset as u32);
+                Loc { col, ..g.value_loc.clone() }.err(Some(g.key), e.message)
+            })?,
+            None if def.bare_ok() => "1".to_string(),
+            None => return Err(g.key_loc.err(Some(g.key), format!("needs a value: expected {}=VALUE ({})", g.key, def.help))),
+        };
+        if value.trim().is_empty() {
+            return Err(g.value_loc.err(Some(g.key), format!("empty value: expected {}", def.help)));
+        }
+        def.apply(&mut job.state, &value).map_err(|m| g.value_loc.err(Some(g.key), m))?;
+        let recorded = if g.value.is_some() { value } else { String::new() };
+        job.state.spec.options.push((g.key.to_string(), recorded));
+        job.set_at.insert(def.name, g.key_loc);
+        Ok(())
+    }
+
+    /// An unknown option: an error, or a warning with `ignore_unknown`.
+    fn unknown(&mut self, g: &Given) -> Result<(), FioError> {
+        let mut msg = "unknown option".to_string();
+        if let Some(s) = options::suggest(g.key) {
+            msg.push_str(&format!("; did you mean '{s}'?"));
+        }
+        let err = g.key_loc.err(Some(g.key), msg);
+        if !self.opts.ignore_unknown {
+            return Err(err);
+        }
+        let warning = format!("{err} (ignored)");
+        if !self.warnings.contains(&warning) {
+            self.warnings.push(warning);
+        }
+        Ok(())
+    }
+
+    /// The jobs of one job file, from its entries.
+    pub fn file_jobs(&mut self, entries: &[Entry]) -> Result<Vec<Job>, FioError> {
+        let mut global = Job::new("global");
+        let mut jobs: Vec<Job> = Vec::new();
+        let mut in_global = true;
+        for e in entries {
+            match e {
+                Entry::Section { name, .. } if name == "global" => in_global = true,
+                Entry::Section { name, .. } => {
+                    jobs.push(global.derive(name));
+                    in_global = false;
+                }
+                Entry::Option { key, value, pos, value_col } => {
+                    let section = if in_global { "global" } else { &jobs[jobs.len() - 1].state.spec.name };
+                    let key_loc = Loc { source: pos.source.clone(), line: Some(pos.line), col: Some(pos.col), section: Some(section.to_string()) };
+                    let given = Given { key, value: value.as_deref(), value_loc: key_loc.at_col(*value_col), key_loc };
+                    let job = if in_global { &mut global } else { jobs.last_mut().expect("a job section was seen") };
+                    self.apply(job, given)?;
+                }
+            }
+        }
+        Ok(jobs)
+    }
+
+    /// Apply command-line overrides to a job read from a file.
+    pub fn overrides(&mut self, job: &mut Job, args: &[String]) -> Result<(), FioError> {
+        for a in args {
+            let (key, value) = split_arg(a)?;
+            // No section: an override applies to every job alike (and its
+            // warning is then given once, not once per job).
+            let loc = Loc::command_line(None);
+            self.apply(job, Given { key, value, key_loc: loc.clone(), value_loc: loc })?;
+        }
+        Ok(())
+    }
+
+    /// Jobs described only by arguments: options before the first `--name`
+    /// are global, `--name=X` starts job X.
+    pub fn command_line_jobs(&mut self, args: &[String]) -> Result<Vec<Job>, FioError> {
+        let mut global = Job::new("global");
+        let mut jobs: Vec<Job> = Vec::new();
+        for a in args {
+            let (key, value) = split_arg(a)?;
+            if key == "name" {
+                let name = value.unwrap_or_default().trim();
+                if name.is_empty() {
+                    return Err(Loc::command_line(None).err(Some("name"), "expected --name=JOBNAME"));
+                }
+                jobs.push(global.derive(name));
+            }
+            let loc = Loc::command_line(jobs.last().map(|j| j.state.spec.name.as_str()));
+            let job = match jobs.last_mut() {
+                Some(j) => j,
+                None => &mut global,
+            };
+            self.apply(job, Given { key, value, key_loc: loc.clone(), value_loc: loc })?;
+        }
+        if jobs.is_empty() {
+            return Err(Loc::command_line(None).err(None, "no job defined: start one with --name=JOBNAME"));
+        }
+        Ok(jobs)
+    }
+}
+
+/// `--key=value` → (key, Some(value)); `--key` → (key, None).
+fn split_arg(a: &str) -> Result<(&str, Option<&str>), FioError> {
+    let bad = || Loc::command_line(None).err(None, format!("expected --option=value or --option, got '{a}'"));
+    let body = a.strip_prefix("--").ok_or_else(bad)?;
+    let (key, value) = match body.split_once('=') {
+        Some((k, v)) => (k, Some(v)),
+        None => (body, None),
+    };
+    if key.is_empty() || key.contains(char::is_whitespace) {
+        return Err(bad());
+    }
+    Ok((key, value))
+}
+
+/// Checks that need the whole job, then the finished `JobSpec`.
+pub fn finish(job: Job) -> Result<JobSpec, FioError> {
+    let loc = |name: &str| job.set_at.get(name).cloned().unwrap_or_default();
+    let mut spec = job.state.spec.clone();
+    if spec.time_based && spec.runtime.is_none() {
+        let msg = "time_based needs runtime: expected runtime=DURATION (e.g. runtime=60) as well";
+        return Err(loc("time_based").err(Some("time_based"), msg));
+    }
+    if let Some(raw) = &job.state.filename {
+        spec.filenames = split_filenames(raw, spec.directory.as_deref())
+            .map_err(|m| loc("filename").err(Some("filename"), m))?;
+    }
+    Ok(spec)
+}
+
+/// `a:b\:c` → `a`, `b:c`; relative names are joined with `directory`.
+fn split_filenames(raw: &str, dir: Option<&Path>) -> Result<Vec<PathBuf>, String> {
+    let mut names = vec![String::new()];
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&':') => names.last_mut().expect("non-empty").push(chars.next().expect("peeked")),
+            ':' => names.push(String::new()),
+            c => names.last_mut().expect("non-empty").push(c),
+        }
+    }
+    if names.iter().any(|n| n.trim().is_empty()) {
+        return Err(format!("expected file names separated by ':', got '{raw}' (an empty name)"));
+    }
+    let join = |n: String| match dir {
+        Some(d) if Path::new(&n).is_relative() => d.join(n),
+        _ => PathBuf::from(n),
+    };
+    Ok(names.into_iter().map(join).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filenames_split_escape_and_join() {
+        let v = split_filenames("a:b\\:c:/abs", Some(Path::new("/d"))).unwrap();
+        assert_eq!(v, [PathBuf::from("/d/a"), PathBuf::from("/d/b:c"), PathBuf::from("/abs")]);
+        assert_eq!(split_filenames("x", None).unwrap(), [PathBuf::from("x")]);
+        assert!(split_filenames("a::b", None).is_err());
+    }
+
+    #[test]
+    fn argument_forms() {
+        assert_eq!(split_arg("--bs=4k").unwrap(), ("bs", Some("4k")));
+        assert_eq!(split_arg("--time_based").unwrap(), ("time_based", None));
+        assert_eq!(split_arg("--filename=a=b").unwrap(), ("filename", Some("a=b")));
+        assert!(split_arg("-bs=4k").is_err());
+        assert!(split_arg("--=4k").is_err());
+    }
+}
