@@ -55,7 +55,7 @@ fn op_block(s: &mut String, j: &JobResult, op: &OpStats) {
     } else {
         String::new()
     };
-    let _ = write!(s, "  {:<5} {} ops, {:.0} IOPS{spread}", op.name, thousands(op.ops), iops);
+    let _ = write!(s, "  {:<5} {} ops, {} IOPS{spread}", op.name, thousands(op.ops), thousands(iops.round() as u64));
     if op.bytes > 0 {
         let _ = write!(s, ", {} in all, {}", bytes(op.bytes), bandwidth(op.bytes_per_sec(j.elapsed_ns)));
     }
