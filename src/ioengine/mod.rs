@@ -16,6 +16,8 @@ pub mod mmap;
 pub mod null;
 pub mod psync;
 pub mod sync;
+#[cfg(test)]
+mod testkit;
 
 /// What an I/O does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

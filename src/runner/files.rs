@@ -80,10 +80,7 @@ pub fn prepare(
     ledger: &mut Ledger,
 ) -> Result<Vec<PreparedFile>, String> {
     let paths = paths(spec, clone);
-    let per_file = match spec.size {
-        Some(total) => Some(total / paths.len() as u64),
-        None => None,
-    };
+    let per_file = spec.size.map(|total| total / paths.len() as u64);
     let gran = granularity(spec);
     let mut out = Vec::with_capacity(paths.len());
     for path in paths {
@@ -194,7 +191,7 @@ fn lay_out(spec: &JobSpec, path: &Path, needed: u64, ledger: &mut Ledger) -> Res
 }
 
 fn fill_file(f: &File, from: u64, to: u64, spec: &JobSpec, path: &Path) -> Result<(), String> {
-    let mut rng = Rng::new(spec.randseed ^ 0x1a1d_0u64);
+    let mut rng = Rng::new(spec.randseed ^ 0x1a1d0);
     let mut buf = vec![0u8; 1 << 20];
     super::buffers::fill(&mut buf, &spec.buffer, &mut rng);
     let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
