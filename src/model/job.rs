@@ -170,9 +170,12 @@ pub struct JobSpec {
     pub fdatasync: u32,
     pub end_fsync: bool,
     pub numjobs: u32,
+    #[serde(rename = "runtime_s", serialize_with = "secs_opt")]
     pub runtime: Option<Duration>,
     pub time_based: bool,
+    #[serde(rename = "ramp_time_s", serialize_with = "secs")]
     pub ramp_time: Duration,
+    #[serde(rename = "startdelay_s", serialize_with = "secs")]
     pub startdelay: Duration,
     pub loops: u32,
     pub norandommap: bool,
@@ -183,6 +186,7 @@ pub struct JobSpec {
     /// I/Os per second per direction (fio `rate_iops`).
     pub rate_iops: [Option<u64>; 2],
     /// Pause between I/Os.
+    #[serde(rename = "thinktime_s", serialize_with = "secs")]
     pub thinktime: Duration,
     pub invalidate: bool,
     pub unlink: bool,
@@ -195,7 +199,20 @@ pub struct JobSpec {
     /// Log every I/O to this file (fio `write_iolog`, iolog version 2).
     pub write_iolog: Option<PathBuf>,
     /// The options as the user gave them, in order, for the report.
+    #[serde(skip)]
     pub options: Vec<(String, String)>,
+}
+
+/// Durations appear in results as seconds (the field names say `_s`).
+fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}
+
+fn secs_opt<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    match d {
+        Some(d) => s.serialize_some(&d.as_secs_f64()),
+        None => s.serialize_none(),
+    }
 }
 
 impl JobSpec {

@@ -155,8 +155,12 @@ pub struct JobResult {
     pub elapsed_ns: u64,
     pub ops: Vec<OpStats>,
     pub timeline: Timeline,
-    /// Options as resolved, `name=value`.
+    /// Options as the user gave them, `name=value`.
     pub options: BTreeMap<String, String>,
+    /// Every setting the job ran with, defaults included, as the frontend
+    /// resolved it (for fio jobs: the checked `JobSpec`).
+    #[serde(default)]
+    pub resolved: serde_json::Value,
     /// Interrupted before it finished: the figures cover what ran.
     pub partial: bool,
     /// Per-job error text (the job stopped on an I/O error).

@@ -96,12 +96,11 @@ pub fn prepare(
             .saturating_sub(spec.offset),
         };
         let usable = size / gran * gran;
-        if usable < spec.max_bs().min(size.max(1)) || usable == 0 {
+        if usable < spec.max_bs() {
             return Err(format!(
-                "job '{}': {} gives {} bytes per file, less than one block of {} bytes",
+                "job '{}': {} gives {size} bytes per file, less than one block of {} bytes",
                 spec.name,
                 path.display(),
-                size,
                 spec.max_bs()
             ));
         }

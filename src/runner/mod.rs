@@ -255,6 +255,7 @@ fn collect_results(gid: u32, members: &[usize], jobs: &[JobSpec], outputs: Vec<(
             ops: Vec::new(),
             timeline: Timeline::default(),
             options: options_map(spec),
+            resolved: serde_json::to_value(spec).unwrap_or_default(),
             partial: false,
             error: None,
         };

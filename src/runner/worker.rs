@@ -328,8 +328,9 @@ impl<'a> Worker<'a> {
             issued: 0,
             time_based: spec.time_based,
         };
+        // Rates hold from the first I/O on, ramp included.
         let mut pacer = Pacer {
-            start: self.window_start,
+            start: Instant::now(),
             bytes_per_s: spec.rate,
             iops: spec.rate_iops,
             sent_bytes: [0; 2],
