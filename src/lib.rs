@@ -15,3 +15,4 @@ pub mod observe;
 pub mod report;
 pub mod result;
 pub mod runner;
+pub mod stats;

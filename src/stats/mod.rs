@@ -1,0 +1,1 @@
+//! Repetition statistics and comparisons. (stub, being written)
