@@ -28,3 +28,21 @@ pub struct BackgroundReport {
     /// The child's /proc/self/io at exit.
     pub io: crate::result::ProcessIo,
 }
+
+pub fn parse(s: &str, dir: PathBuf) -> Result<BackgroundSpec, String> {
+    match s {
+        "files" | "files:fsync" => Ok(BackgroundSpec { dir, file_size: 102400, fsync: s.ends_with("fsync"), rate: None, max_files: 1000 }),
+        _ => Err(format!("bad background '{s}'")),
+    }
+}
+
+pub struct BackgroundLoad;
+
+impl BackgroundLoad {
+    pub fn start(_spec: &BackgroundSpec) -> Result<BackgroundLoad, String> {
+        Err("background: not implemented".into())
+    }
+    pub fn stop(self) -> Result<BackgroundReport, String> {
+        Err("background: not implemented".into())
+    }
+}

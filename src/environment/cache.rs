@@ -28,3 +28,17 @@ pub struct CacheReport {
     pub dirty_before_bytes: u64,
     pub dirty_after_bytes: u64,
 }
+
+pub fn parse(s: &str) -> Result<CacheScenario, String> {
+    match s {
+        "warm" => Ok(CacheScenario::Warm),
+        "cold" => Ok(CacheScenario::Cold),
+        "fresh-mount" => Ok(CacheScenario::FreshMount),
+        _ if s.starts_with("polluted:") => crate::frontend::fio::units::parse_size(&s[9..], 1024).map(CacheScenario::Polluted),
+        _ => Err(format!("expected warm, cold, fresh-mount or polluted:SIZE, got '{s}'")),
+    }
+}
+
+pub fn apply(s: &CacheScenario, _target: Option<&mut super::target::ActiveTarget>) -> CacheReport {
+    CacheReport { scenario: format!("{s:?}"), ..Default::default() }
+}

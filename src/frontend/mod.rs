@@ -1,3 +1,4 @@
 //! Frontends translate a peer tool's input into the model. They never run I/O.
 
+pub mod experiment;
 pub mod fio;

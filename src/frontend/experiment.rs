@@ -1,0 +1,487 @@
+//! Experiment files (TOML): a matrix of targets × workloads × cache
+//! scenarios × background loads × repeats, checked into an `Experiment`.
+//!
+//! ```toml
+//! name = "delalloc"
+//! repeat = 3
+//! cache = ["cold", "fresh-mount"]           # top-level keys come before any [table]
+//! background = ["none", "files:fsync"]
+//! [params]                       # ${name} in args; --set name=value overrides
+//! size = "256m"
+//! [[target]]
+//! label = "ext4-nodelalloc"
+//! fs = "ext4"                    # managed: mkfs + mount on a loop/zram/named device
+//! mount = "nodelalloc"
+//! loop = { dir = "/var/tmp", size = "2g" }
+//! [[workload]]
+//! label = "seq-write"
+//! fio = "../fio/seed-002-delalloc.fio"      # relative to this file (optional)
+//! args = ["--size=${size}", "--filename=${target}/f"]
+//! ```
+//!
+//! Every error names the file, line, column and key.
+
+use crate::environment::background::{self, BackgroundSpec};
+use crate::environment::cache::{self, CacheScenario};
+use crate::environment::target::{DeviceSource, TargetSpec};
+use crate::frontend::fio::units::parse_size;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// A checked experiment.
+#[derive(Clone, Debug)]
+pub struct Experiment {
+    pub name: String,
+    pub description: Option<String>,
+    pub file: PathBuf,
+    pub repeat: u32,
+    pub params: BTreeMap<String, String>,
+    pub targets: Vec<Target>,
+    pub workloads: Vec<Workload>,
+    pub caches: Vec<CacheScenario>,
+    /// `None` = no background load.
+    pub backgrounds: Vec<Option<BackgroundChoice>>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Target {
+    pub label: String,
+    pub spec: TargetSpec,
+}
+
+/// A background load as written; the directory is fixed per target at run time.
+#[derive(Clone, Debug)]
+pub struct BackgroundChoice {
+    pub label: String,
+    pub text: String,
+}
+
+impl BackgroundChoice {
+    pub fn spec(&self, dir: &Path) -> Result<BackgroundSpec, String> {
+        background::parse(&self.text, dir.to_path_buf())
+    }
+}
+
+/// A fio workload: an optional job file plus arguments, `${…}` still unexpanded
+/// (`${target}` is known only when the target is up).
+#[derive(Clone, Debug)]
+pub struct Workload {
+    pub label: String,
+    pub fio_file: Option<PathBuf>,
+    pub args: Vec<String>,
+}
+
+/// An error with its place in the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExperimentError {
+    pub file: String,
+    pub line: usize,
+    pub col: usize,
+    pub key: Option<String>,
+    pub message: String,
+}
+
+impl std::fmt::Display for ExperimentError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}:{}: ", self.file, self.line, self.col)?;
+        if let Some(k) = &self.key {
+            write!(f, "key '{k}': ")?;
+        }
+        write!(f, "{}", self.message)
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawExperiment {
+    name: Spanned<String>,
+    description: Option<String>,
+    repeat: Option<Spanned<i64>>,
+    #[serde(default)]
+    params: BTreeMap<String, Spanned<toml::Value>>,
+    #[serde(default)]
+    target: Vec<RawTarget>,
+    #[serde(default)]
+    workload: Vec<RawWorkload>,
+    #[serde(default)]
+    cache: Vec<Spanned<String>>,
+    #[serde(default)]
+    background: Vec<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTarget {
+    label: Spanned<String>,
+    /// An existing directory.
+    directory: Option<Spanned<String>>,
+    /// A raw block device, written directly.
+    device: Option<Spanned<String>>,
+    /// Managed file system type.
+    fs: Option<Spanned<String>>,
+    #[serde(default)]
+    mkfs: Vec<String>,
+    #[serde(default)]
+    mount: String,
+    #[serde(rename = "loop")]
+    loop_dev: Option<Spanned<RawLoop>>,
+    zram: Option<Spanned<String>>,
+    blockdev: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLoop {
+    dir: String,
+    size: Spanned<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWorkload {
+    label: Spanned<String>,
+    fio: Option<Spanned<String>>,
+    #[serde(default)]
+    args: Vec<String>,
+}
+
+/// Maps byte offsets of the text to line and column.
+struct Locator<'a> {
+    file: String,
+    text: &'a str,
+}
+
+impl Locator<'_> {
+    fn at(&self, offset: usize, key: Option<&str>, message: impl Into<String>) -> ExperimentError {
+        let before = &self.text[..offset.min(self.text.len())];
+        let line = before.matches('\n').count() + 1;
+        let col = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
+        ExperimentError { file: self.file.clone(), line, col, key: key.map(str::to_string), message: message.into() }
+    }
+    fn span<T>(&self, s: &Spanned<T>, key: &str, message: impl Into<String>) -> ExperimentError {
+        self.at(s.span().start, Some(key), message)
+    }
+}
+
+/// Read and check an experiment file; `sets` (`name=value`) override `[params]`.
+pub fn load(path: &Path, sets: &[String]) -> Result<Experiment, ExperimentError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| ExperimentError {
+        file: file.clone(),
+        line: 0,
+        col: 0,
+        key: None,
+        message: format!("cannot read: {e}"),
+    })?;
+    parse(&text, path, sets)
+}
+
+pub fn parse(text: &str, path: &Path, sets: &[String]) -> Result<Experiment, ExperimentError> {
+    let loc = Locator { file: path.display().to_string(), text };
+    let raw: RawExperiment = toml::from_str(text).map_err(|e| {
+        let at = e.span().map(|s| s.start).unwrap_or(0);
+        loc.at(at, None, e.message().trim().to_string())
+    })?;
+    let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let name = raw.name.get_ref().trim().to_string();
+    if name.is_empty() || name.contains('/') {
+        return Err(loc.span(&raw.name, "name", "expected a non-empty name without '/'"));
+    }
+    let repeat = match &raw.repeat {
+        None => 1,
+        Some(r) if (1..=1000).contains(r.get_ref()) => *r.get_ref() as u32,
+        Some(r) => return Err(loc.span(r, "repeat", format!("expected 1 to 1000, got {}", r.get_ref()))),
+    };
+    let mut params = BTreeMap::new();
+    for (k, v) in &raw.params {
+        let s = match v.get_ref() {
+            toml::Value::String(s) => s.clone(),
+            toml::Value::Integer(i) => i.to_string(),
+            toml::Value::Float(f) => f.to_string(),
+            toml::Value::Boolean(b) => b.to_string(),
+            _ => return Err(loc.span(v, &format!("params.{k}"), "expected a string, number or boolean")),
+        };
+        params.insert(k.clone(), s);
+    }
+    for s in sets {
+        let Some((k, v)) = s.split_once('=') else {
+            return Err(set_error(&loc, s, "expected --set NAME=VALUE"));
+        };
+        if !params.contains_key(k) {
+            let known: Vec<&str> = params.keys().map(String::as_str).collect();
+            return Err(set_error(&loc, s, &format!("no parameter '{k}' in [params] (have: {})", known.join(", "))));
+        }
+        params.insert(k.to_string(), v.to_string());
+    }
+    if raw.target.is_empty() {
+        return Err(loc.at(0, Some("target"), "expected at least one [[target]]"));
+    }
+    if raw.workload.is_empty() {
+        return Err(loc.at(0, Some("workload"), "expected at least one [[workload]]"));
+    }
+    let targets = raw.target.iter().map(|t| target(&loc, t, &params)).collect::<Result<Vec<_>, _>>()?;
+    unique(&loc, raw.target.iter().map(|t| &t.label), "target.label")?;
+    let workloads = raw.workload.iter().map(|w| workload(&loc, w, &base)).collect::<Result<Vec<_>, _>>()?;
+    unique(&loc, raw.workload.iter().map(|w| &w.label), "workload.label")?;
+    let caches = if raw.cache.is_empty() {
+        vec![CacheScenario::Warm]
+    } else {
+        raw.cache.iter().map(|c| cache::parse(c.get_ref()).map_err(|e| loc.span(c, "cache", e))).collect::<Result<_, _>>()?
+    };
+    let mut backgrounds = Vec::new();
+    for b in &raw.background {
+        let text = b.get_ref().trim();
+        if text == "none" {
+            backgrounds.push(None);
+            continue;
+        }
+        // Check the syntax now, with a placeholder directory.
+        background::parse(text, PathBuf::from("/")).map_err(|e| loc.span(b, "background", e))?;
+        backgrounds.push(Some(BackgroundChoice { label: text.replace([':', ',', '='], "-"), text: text.to_string() }));
+    }
+    if backgrounds.is_empty() {
+        backgrounds.push(None);
+    }
+    Ok(Experiment {
+        name,
+        description: raw.description,
+        file: path.to_path_buf(),
+        repeat,
+        params,
+        targets,
+        workloads,
+        caches,
+        backgrounds,
+    })
+}
+
+fn set_error(loc: &Locator, s: &str, msg: &str) -> ExperimentError {
+    ExperimentError {
+        file: "command line".into(),
+        line: 0,
+        col: 0,
+        key: Some(format!("--set {s}")),
+        message: format!("{msg} (experiment {})", loc.file),
+    }
+}
+
+fn unique<'a>(loc: &Locator, labels: impl Iterator<Item = &'a Spanned<String>>, key: &str) -> Result<(), ExperimentError> {
+    let mut seen = std::collections::HashSet::new();
+    for l in labels {
+        let v = l.get_ref();
+        if v.is_empty() || v.contains('/') || v.contains("__") {
+            return Err(loc.span(l, key, "expected a non-empty label without '/' or '__'"));
+        }
+        if !seen.insert(v.clone()) {
+            return Err(loc.span(l, key, format!("label '{v}' is used twice")));
+        }
+    }
+    Ok(())
+}
+
+fn size_of(loc: &Locator, s: &Spanned<String>, key: &str, params: &BTreeMap<String, String>) -> Result<u64, ExperimentError> {
+    let text = expand(s.get_ref(), params, None).map_err(|e| loc.span(s, key, e))?;
+    parse_size(&text, 1024).map_err(|e| loc.span(s, key, format!("{e}; expected a size like 2g")))
+}
+
+fn target(loc: &Locator, t: &RawTarget, params: &BTreeMap<String, String>) -> Result<Target, ExperimentError> {
+    let label = t.label.get_ref().clone();
+    let kinds = [t.directory.is_some(), t.device.is_some(), t.fs.is_some()].iter().filter(|&&b| b).count();
+    if kinds != 1 {
+        return Err(loc.span(&t.label, "target", "expected exactly one of directory = DIR, device = DEV or fs = TYPE"));
+    }
+    let spec = if let Some(d) = &t.directory {
+        TargetSpec::Directory(PathBuf::from(expand(d.get_ref(), params, None).map_err(|e| loc.span(d, "directory", e))?))
+    } else if let Some(d) = &t.device {
+        TargetSpec::Device(PathBuf::from(d.get_ref()))
+    } else {
+        let fs = t.fs.as_ref().expect("counted above");
+        const KNOWN: &[&str] = &["ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "nilfs2", "jfs", "vfat"];
+        if !KNOWN.contains(&fs.get_ref().as_str()) {
+            return Err(loc.span(fs, "fs", format!("expected one of {}, got '{}'", KNOWN.join(", "), fs.get_ref())));
+        }
+        let sources = [t.loop_dev.is_some(), t.zram.is_some(), t.blockdev.is_some()].iter().filter(|&&b| b).count();
+        if sources != 1 {
+            return Err(loc.span(fs, "fs", "a managed file system needs exactly one of loop = { dir, size }, zram = SIZE or blockdev = DEV"));
+        }
+        let device = if let Some(l) = &t.loop_dev {
+            let l = l.get_ref();
+            DeviceSource::Loop { dir: PathBuf::from(&l.dir), size: size_of(loc, &l.size, "loop.size", params)? }
+        } else if let Some(z) = &t.zram {
+            DeviceSource::Zram { size: size_of(loc, z, "zram", params)? }
+        } else {
+            DeviceSource::Device(PathBuf::from(t.blockdev.as_ref().expect("counted above").get_ref()))
+        };
+        TargetSpec::Managed {
+            fs: fs.get_ref().clone(),
+            mkfs_options: t.mkfs.clone(),
+            mount_options: t.mount.clone(),
+            device,
+        }
+    };
+    Ok(Target { label, spec })
+}
+
+fn workload(loc: &Locator, w: &RawWorkload, base: &Path) -> Result<Workload, ExperimentError> {
+    let fio_file = match &w.fio {
+        Some(f) => {
+            let p = base.join(f.get_ref());
+            if !p.is_file() {
+                return Err(loc.span(f, "fio", format!("job file {} does not exist", p.display())));
+            }
+            Some(p)
+        }
+        None => None,
+    };
+    if fio_file.is_none() && !w.args.iter().any(|a| a.starts_with("--name=")) {
+        return Err(loc.span(&w.label, "workload", "expected fio = JOBFILE or args with --name=..."));
+    }
+    Ok(Workload { label: w.label.get_ref().clone(), fio_file, args: w.args.clone() })
+}
+
+/// Replace `${name}` with a parameter (or `${target}` with the target path).
+pub fn expand(s: &str, params: &BTreeMap<String, String>, target: Option<&Path>) -> Result<String, String> {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find("${") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 2..];
+        let Some(j) = after.find('}') else { return Err(format!("unterminated ${{ in '{s}'")) };
+        let name = &after[..j];
+        match (name, target) {
+            ("target", Some(t)) => out.push_str(&t.display().to_string()),
+            ("target", None) => return Err("${target} is only known inside workload args".into()),
+            _ => match params.get(name) {
+                Some(v) => out.push_str(v),
+                None => return Err(format!("unknown parameter ${{{name}}}; define it in [params]")),
+            },
+        }
+        rest = &after[j + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_str(text: &str) -> Result<Experiment, ExperimentError> {
+        parse(text, Path::new("exp.toml"), &[])
+    }
+
+    const GOOD: &str = r#"
+name = "t"
+repeat = 2
+cache = ["cold", "polluted:64m"]
+background = ["none", "files:fsync"]
+[params]
+size = "64m"
+[[target]]
+label = "dir"
+directory = "/tmp"
+[[target]]
+label = "ext4"
+fs = "ext4"
+mount = "nodelalloc"
+loop = { dir = "/var/tmp", size = "1g" }
+[[workload]]
+label = "w"
+args = ["--name=w", "--rw=write", "--size=${size}", "--directory=${target}"]
+"#;
+
+    #[test]
+    fn a_full_matrix_parses() {
+        let e = parse_str(GOOD).unwrap();
+        assert_eq!(e.repeat, 2);
+        assert_eq!(e.targets.len(), 2);
+        assert!(matches!(&e.targets[1].spec, TargetSpec::Managed { fs, mount_options, device: DeviceSource::Loop { size, .. }, .. }
+            if fs == "ext4" && mount_options == "nodelalloc" && *size == 1 << 30));
+        assert_eq!(e.caches.len(), 2);
+        assert_eq!(e.backgrounds.len(), 2);
+        assert!(e.backgrounds[0].is_none());
+    }
+
+    #[test]
+    fn set_overrides_params_and_unknown_set_is_an_error() {
+        let e = parse(GOOD, Path::new("exp.toml"), &["size=8m".into()]).unwrap();
+        assert_eq!(e.params["size"], "8m");
+        let err = parse(GOOD, Path::new("exp.toml"), &["sise=8m".into()]).unwrap_err();
+        assert!(err.message.contains("sise") && err.message.contains("size"), "{err}");
+    }
+
+    #[test]
+    fn expand_params_and_target() {
+        let mut p = BTreeMap::new();
+        p.insert("size".to_string(), "1g".to_string());
+        assert_eq!(expand("--size=${size} x=${target}/f", &p, Some(Path::new("/mnt"))).unwrap(), "--size=1g x=/mnt/f");
+        assert!(expand("${nope}", &p, None).unwrap_err().contains("nope"));
+        assert!(expand("${size", &p, None).is_err());
+    }
+
+    fn err_at(text: &str) -> ExperimentError {
+        parse_str(text).unwrap_err()
+    }
+
+    #[test]
+    fn unknown_key_names_line_and_column() {
+        let e = err_at("name = \"x\"\n[[target]]\nlabel = \"a\"\ndirectory = \"/tmp\"\nbogus = 1\n");
+        assert_eq!(e.line, 5, "{e}");
+        assert!(e.message.contains("bogus"), "{e}");
+    }
+
+    #[test]
+    fn bad_cache_scenario_is_located() {
+        let mut t = GOOD.replace("\"polluted:64m\"", "\"lukewarm\"");
+        t.push('\n');
+        let e = err_at(&t);
+        assert_eq!(e.key.as_deref(), Some("cache"));
+        assert_eq!(e.line, 4, "{e}");
+    }
+
+    #[test]
+    fn bad_fs_lists_the_choices() {
+        let e = err_at(&GOOD.replace("fs = \"ext4\"", "fs = \"ntfs\""));
+        assert!(e.message.contains("xfs") && e.message.contains("ntfs"), "{e}");
+        assert_eq!(e.line, 13);
+    }
+
+    #[test]
+    fn target_needs_exactly_one_kind() {
+        let e = err_at(&GOOD.replace("directory = \"/tmp\"", "directory = \"/tmp\"\nfs = \"ext4\""));
+        assert!(e.message.contains("exactly one"), "{e}");
+    }
+
+    #[test]
+    fn managed_target_needs_a_device_source() {
+        let e = err_at(&GOOD.replace("loop = { dir = \"/var/tmp\", size = \"1g\" }", ""));
+        assert!(e.message.contains("loop"), "{e}");
+    }
+
+    #[test]
+    fn repeat_out_of_range() {
+        let e = err_at(&GOOD.replace("repeat = 2", "repeat = 0"));
+        assert_eq!((e.line, e.key.as_deref()), (3, Some("repeat")));
+    }
+
+    #[test]
+    fn duplicate_labels_and_missing_sections() {
+        let e = err_at(&GOOD.replace("label = \"ext4\"", "label = \"dir\""));
+        assert!(e.message.contains("twice"), "{e}");
+        assert!(err_at("name = \"x\"\n").message.contains("target"));
+    }
+
+    #[test]
+    fn syntax_error_is_located() {
+        let e = err_at("name = \"x\"\nrepeat = = 3\n");
+        assert_eq!(e.line, 2, "{e}");
+    }
+
+    #[test]
+    fn workload_without_job_file_or_name() {
+        let e = err_at(&GOOD.replace("\"--name=w\", ", ""));
+        assert!(e.message.contains("--name"), "{e}");
+    }
+}
