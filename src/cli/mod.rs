@@ -1,5 +1,6 @@
 //! Command-line entry: clap definitions and dispatch, one file per subcommand.
 
+mod experiment;
 mod fio;
 mod quick;
 
@@ -25,6 +26,9 @@ enum Command {
     /// `fsbench fio JOB.fio [--size=1g ...]` or `fsbench fio --name=x --rw=randread ...`.
     /// fio options are `--key=value`; fsbench's own flags are listed below.
     Fio(fio::FioArgs),
+    /// Run an experiment file: targets × workloads × cache scenarios ×
+    /// background loads × repeats, with statistics, CSV and charts.
+    Experiment(experiment::ExperimentArgs),
     /// List the I/O engines and what they can do.
     Engines,
 }
@@ -61,6 +65,7 @@ pub fn main() -> i32 {
     match cli.command {
         Command::Quick(a) => quick::run(a),
         Command::Fio(a) => fio::run(a),
+        Command::Experiment(a) => experiment::run_cmd(a),
         Command::Engines => {
             for e in crate::ioengine::ENGINES {
                 let c = e.caps;
@@ -78,12 +83,27 @@ pub fn main() -> i32 {
 }
 
 /// Ctrl-C and SIGTERM set the flag (workers stop, partial results are
-/// printed, files cleaned up); a second signal exits at once.
+/// printed, files and devices cleaned up by the normal path). A second
+/// signal undoes mounts, loop and zram devices at once and exits.
 pub fn install_stop_handler() -> Arc<AtomicBool> {
+    use std::sync::atomic::Ordering;
     let stop = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        let _ = signal_hook::flag::register_conditional_shutdown(sig, 130, stop.clone());
-        let _ = signal_hook::flag::register(sig, stop.clone());
+    let flag = stop.clone();
+    let signals = signal_hook::iterator::Signals::new([signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM]);
+    match signals {
+        Ok(mut signals) => {
+            let _ = std::thread::Builder::new().name("fsb-signals".into()).spawn(move || {
+                for _ in signals.forever() {
+                    if flag.swap(true, Ordering::SeqCst) {
+                        eprintln!("fsbench: second signal: cleaning up and exiting now");
+                        crate::environment::cleanup::run_all();
+                        std::process::exit(130);
+                    }
+                    eprintln!("fsbench: stopping (again to abort)");
+                }
+            });
+        }
+        Err(e) => eprintln!("fsbench: warning: cannot catch Ctrl-C ({e}); an interrupted run leaves its files"),
     }
     stop
 }

@@ -42,3 +42,14 @@ pub fn parse(s: &str) -> Result<CacheScenario, String> {
 pub fn apply(s: &CacheScenario, _target: Option<&mut super::target::ActiveTarget>) -> CacheReport {
     CacheReport { scenario: format!("{s:?}"), ..Default::default() }
 }
+
+impl CacheScenario {
+    pub fn label(&self) -> String {
+        match self {
+            CacheScenario::Warm => "warm".into(),
+            CacheScenario::Cold => "cold".into(),
+            CacheScenario::FreshMount => "fresh-mount".into(),
+            CacheScenario::Polluted(n) => format!("polluted:{n}"),
+        }
+    }
+}

@@ -3,3 +3,6 @@
 
 /// Run every registered undo action, newest first. Safe to call twice.
 pub fn run_all() {}
+
+/// Run the undo actions after a panic too.
+pub fn install_panic_hook() {}

@@ -228,11 +228,16 @@ pub fn parse(text: &str, path: &Path, sets: &[String]) -> Result<Experiment, Exp
     let caches = if raw.cache.is_empty() {
         vec![CacheScenario::Warm]
     } else {
-        raw.cache.iter().map(|c| cache::parse(c.get_ref()).map_err(|e| loc.span(c, "cache", e))).collect::<Result<_, _>>()?
+        let parse_one = |c: &Spanned<String>| {
+            let text = expand(c.get_ref(), &params, None).map_err(|e| loc.span(c, "cache", e))?;
+            cache::parse(&text).map_err(|e| loc.span(c, "cache", e))
+        };
+        raw.cache.iter().map(parse_one).collect::<Result<_, _>>()?
     };
     let mut backgrounds = Vec::new();
     for b in &raw.background {
-        let text = b.get_ref().trim();
+        let text = expand(b.get_ref().trim(), &params, None).map_err(|e| loc.span(b, "background", e))?;
+        let text = text.as_str();
         if text == "none" {
             backgrounds.push(None);
             continue;
@@ -308,7 +313,8 @@ fn target(loc: &Locator, t: &RawTarget, params: &BTreeMap<String, String>) -> Re
         }
         let device = if let Some(l) = &t.loop_dev {
             let l = l.get_ref();
-            DeviceSource::Loop { dir: PathBuf::from(&l.dir), size: size_of(loc, &l.size, "loop.size", params)? }
+            let dir = expand(&l.dir, params, None).map_err(|e| loc.span(fs, "loop.dir", e))?;
+            DeviceSource::Loop { dir: PathBuf::from(dir), size: size_of(loc, &l.size, "loop.size", params)? }
         } else if let Some(z) = &t.zram {
             DeviceSource::Zram { size: size_of(loc, z, "zram", params)? }
         } else {
@@ -410,6 +416,17 @@ args = ["--name=w", "--rw=write", "--size=${size}", "--directory=${target}"]
         assert_eq!(e.params["size"], "8m");
         let err = parse(GOOD, Path::new("exp.toml"), &["sise=8m".into()]).unwrap_err();
         assert!(err.message.contains("sise") && err.message.contains("size"), "{err}");
+    }
+
+    #[test]
+    fn shipped_experiments_parse() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/experiments");
+        for f in ["delalloc.toml", "environment.toml"] {
+            let e = load(&dir.join(f), &[]).unwrap_or_else(|e| panic!("{e}"));
+            assert!(e.repeat >= 3 && !e.workloads.is_empty(), "{f}");
+        }
+        let e = load(&dir.join("environment.toml"), &["pollute=2g".into()]).unwrap();
+        assert!(e.caches.contains(&CacheScenario::Polluted(2 << 30)));
     }
 
     #[test]

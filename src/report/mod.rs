@@ -1,5 +1,7 @@
 //! Renders results. A reporter never measures: everything comes from `RunResult`.
 
+pub mod chart;
+pub mod experiment;
 pub mod fio_json;
 pub mod format;
 pub mod json;

@@ -204,3 +204,5 @@ pub struct RunResult {
     pub warnings: Vec<String>,
     pub partial: bool,
 }
+
+pub mod experiment;

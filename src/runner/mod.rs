@@ -2,6 +2,7 @@
 //! worker threads, and the accounting around each group.
 
 pub mod buffers;
+pub mod experiment;
 pub mod files;
 pub mod offsets;
 pub mod progress;

@@ -1,1 +1,3 @@
 //! Repetition statistics and comparisons. (stub, being written)
+pub mod metrics;
+pub mod summary;

@@ -1,0 +1,107 @@
+//! `fsbench experiment FILE`: run a matrix and write runs, summaries and charts.
+
+use super::CommonArgs;
+use crate::frontend::experiment;
+use crate::report::experiment::{summarize_experiment, table, write_all};
+use crate::runner::experiment::{load_runs, run, ExperimentOptions};
+use clap::Args;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+
+#[derive(Args, Debug)]
+pub struct ExperimentArgs {
+    /// The experiment file (TOML).
+    file: PathBuf,
+    /// Output directory (default: results/NAME-TIMESTAMP).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Finish an interrupted experiment in DIR without redoing finished runs.
+    #[arg(long, value_name = "DIR", conflicts_with = "out")]
+    resume: Option<PathBuf>,
+    /// Override a [params] value: --set size=1g (repeatable).
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    sets: Vec<String>,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+pub fn run_cmd(a: ExperimentArgs) -> i32 {
+    let exp = match experiment::load(&a.file, &a.sets) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("fsbench: error: {e}");
+            return 2;
+        }
+    };
+    let (out, resume) = match (&a.resume, &a.out) {
+        (Some(d), _) => {
+            if !d.join("runs").is_dir() {
+                eprintln!("fsbench: error: --resume {}: no runs/ directory there", d.display());
+                return 2;
+            }
+            (d.clone(), true)
+        }
+        (None, Some(o)) => (o.clone(), false),
+        (None, None) => (PathBuf::from("results").join(format!("{}-{}", exp.name, timestamp())), false),
+    };
+    crate::environment::cleanup::install_panic_hook();
+    let opts = ExperimentOptions {
+        out: out.clone(),
+        resume,
+        allow_device: a.common.allow_device,
+        stop: super::install_stop_handler(),
+        progress: super::want_progress(&a.common),
+    };
+    eprintln!("fsbench: experiment '{}' → {}", exp.name, out.display());
+    let outcome = run(&exp, &opts);
+    crate::environment::cleanup::run_all();
+    if let Err(e) = &outcome {
+        eprintln!("fsbench: error: {e}");
+    }
+    let runs = match load_runs(&out) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("fsbench: error: {e}");
+            return 1;
+        }
+    };
+    let summary = summarize_experiment(&exp.name, &runs);
+    if let Err(e) = write_all(&out, &summary, &runs) {
+        eprintln!("fsbench: error: {e}");
+        return 1;
+    }
+    let text = match a.common.output_format {
+        crate::report::OutputFormat::Json => serde_json::to_string_pretty(&summary).unwrap_or_default() + "\n",
+        _ => table(&summary),
+    };
+    if let Err(e) = super::emit(&text, &a.common.output) {
+        eprintln!("fsbench: error: {e}");
+        return 1;
+    }
+    if opts.stop.load(Ordering::Relaxed) {
+        eprintln!("fsbench: interrupted; finish with: fsbench experiment {} --resume {}", a.file.display(), out.display());
+        return 130;
+    }
+    if outcome.is_err() {
+        1
+    } else {
+        0
+    }
+}
+
+/// UTC timestamp for directory names, e.g. 20261122-041500.
+fn timestamp() -> String {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let t = secs as libc::time_t;
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    unsafe { libc::gmtime_r(&t, &mut tm) };
+    format!(
+        "{:04}{:02}{:02}-{:02}{:02}{:02}",
+        tm.tm_year + 1900,
+        tm.tm_mon + 1,
+        tm.tm_mday,
+        tm.tm_hour,
+        tm.tm_min,
+        tm.tm_sec
+    )
+}

@@ -1,0 +1,75 @@
+//! One run of an experiment cell: the workload's `RunResult` plus the
+//! environment it ran in, and who wrote what to the device.
+
+use super::RunResult;
+use crate::environment::background::BackgroundReport;
+use crate::environment::cache::CacheReport;
+use crate::environment::target::TargetRecord;
+use crate::stats::summary::Summary;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+pub const RUN_SCHEMA: &str = "fsbench-experiment-run/1";
+pub const SUMMARY_SCHEMA: &str = "fsbench-experiment-summary/1";
+
+/// A cell of the matrix: one value of every axis but the repeat.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Cell {
+    pub target: String,
+    pub workload: String,
+    pub cache: String,
+    pub background: String,
+}
+
+impl Cell {
+    /// File-name form: `target__workload__cache__background`.
+    pub fn key(&self) -> String {
+        format!("{}__{}__{}__{}", self.target, self.workload, self.cache, self.background).replace([':', '/', ' '], "-")
+    }
+}
+
+/// Who wrote and read what during the measured run (seed 000, Tables 2-3).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Attribution {
+    /// Bytes the workload's operations transferred (what it issued).
+    pub benchmark_read_bytes: u64,
+    pub benchmark_write_bytes: u64,
+    /// Bytes the background process wrote (its own count).
+    pub background_write_bytes: u64,
+    /// What reached the target's device (block counters), if it has one.
+    pub device_read_bytes: Option<u64>,
+    pub device_write_bytes: Option<u64>,
+    /// benchmark_write_bytes / device_write_bytes.
+    pub benchmark_share_of_device_writes: Option<f64>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ExperimentRun {
+    pub schema: String,
+    pub experiment: String,
+    pub cell: Cell,
+    /// 1-based repeat number.
+    pub repeat: u32,
+    pub target: TargetRecord,
+    pub cache: CacheReport,
+    pub background: Option<BackgroundReport>,
+    pub attribution: Attribution,
+    pub result: RunResult,
+}
+
+/// Per-cell statistics over the repeats, written as summary.json.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ExperimentSummary {
+    pub schema: String,
+    pub experiment: String,
+    pub cells: Vec<CellSummary>,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CellSummary {
+    pub cell: Cell,
+    pub runs: usize,
+    /// Metric name (with its unit) to its statistics over the repeats.
+    pub metrics: BTreeMap<String, Summary>,
+}

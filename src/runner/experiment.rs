@@ -1,0 +1,282 @@
+//! Runs an experiment matrix: for each target (set up once, torn down after
+//! its cells), every workload × cache scenario × background load × repeat.
+//! Each finished run is written at once (atomically), so an interrupted
+//! experiment loses at most the run in progress and `--resume` skips the rest.
+
+use crate::environment::background::BackgroundLoad;
+use crate::environment::cache;
+use crate::environment::target::{ActiveTarget, TargetSpec};
+use crate::frontend::experiment::{expand, Experiment, Workload};
+use crate::frontend::fio::{self, ParseOptions};
+use crate::model::job::JobSpec;
+use crate::result::experiment::{Attribution, Cell, ExperimentRun, RUN_SCHEMA};
+use crate::result::RunResult;
+use crate::runner::{self, RunOptions};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+pub struct ExperimentOptions {
+    pub out: PathBuf,
+    pub resume: bool,
+    pub allow_device: bool,
+    pub stop: Arc<AtomicBool>,
+    pub progress: bool,
+}
+
+/// One run to do: a cell and a repeat number.
+struct Planned {
+    cell: Cell,
+    workload: usize,
+    cache: usize,
+    background: usize,
+    repeat: u32,
+}
+
+fn plan(exp: &Experiment, target: &str) -> Vec<Planned> {
+    let mut v = Vec::new();
+    for (wi, w) in exp.workloads.iter().enumerate() {
+        for (ci, c) in exp.caches.iter().enumerate() {
+            for (bi, b) in exp.backgrounds.iter().enumerate() {
+                for repeat in 1..=exp.repeat {
+                    let cell = Cell {
+                        target: target.to_string(),
+                        workload: w.label.clone(),
+                        cache: c.label(),
+                        background: b.as_ref().map(|b| b.label.clone()).unwrap_or_else(|| "none".into()),
+                    };
+                    v.push(Planned { cell, workload: wi, cache: ci, background: bi, repeat });
+                }
+            }
+        }
+    }
+    v
+}
+
+pub fn run_file_name(cell: &Cell, repeat: u32) -> String {
+    format!("{}__r{repeat}.json", cell.key())
+}
+
+/// Run every cell not yet on disk. Returns the number of runs done now.
+pub fn run(exp: &Experiment, opts: &ExperimentOptions) -> Result<usize, String> {
+    let runs_dir = opts.out.join("runs");
+    std::fs::create_dir_all(&runs_dir).map_err(|e| format!("cannot create {}: {e}", runs_dir.display()))?;
+    let _ = std::fs::copy(&exp.file, opts.out.join("experiment.toml"));
+    let total: usize = exp.targets.len() * plan(exp, "x").len();
+    let mut done_before = 0;
+    let bar = progress_bar(opts.progress, total as u64);
+    let mut done_now = 0;
+    let mut index = 0;
+    for t in &exp.targets {
+        let todo: Vec<Planned> = plan(exp, &t.label)
+            .into_iter()
+            .filter(|p| {
+                let exists = runs_dir.join(run_file_name(&p.cell, p.repeat)).exists();
+                if exists && opts.resume {
+                    done_before += 1;
+                }
+                !(exists && opts.resume)
+            })
+            .collect();
+        index += done_before;
+        bar.set_position(index as u64);
+        done_before = 0;
+        if todo.is_empty() {
+            continue;
+        }
+        if opts.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let mut active = ActiveTarget::setup(&t.label, &t.spec, opts.allow_device)
+            .map_err(|e| format!("target '{}': {e}", t.label))?;
+        for p in todo {
+            if opts.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            index += 1;
+            let record = run_one(exp, &t.spec, &mut active, &p, opts)?;
+            let partial = record.result.partial;
+            let line = one_line(&record);
+            if partial {
+                eprintln!("[{index}/{total}] {line} — interrupted, not saved");
+                break;
+            }
+            write_atomically(&runs_dir.join(run_file_name(&p.cell, p.repeat)), &record)?;
+            done_now += 1;
+            bar.set_position(index as u64);
+            bar.suspend(|| eprintln!("[{index}/{total}] {line}"));
+        }
+        // Dropping the target unmounts and detaches what setup created.
+        drop(active);
+    }
+    bar.finish_and_clear();
+    Ok(done_now)
+}
+
+fn progress_bar(show: bool, total: u64) -> indicatif::ProgressBar {
+    if !show {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(total);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("experiment [{bar:30}] {pos}/{len} runs, ETA {eta}")
+            .expect("static template")
+            .progress_chars("=> "),
+    );
+    bar
+}
+
+fn run_one(
+    exp: &Experiment,
+    spec: &TargetSpec,
+    active: &mut ActiveTarget,
+    p: &Planned,
+    opts: &ExperimentOptions,
+) -> Result<ExperimentRun, String> {
+    let w = &exp.workloads[p.workload];
+    let jobs = jobs_for(exp, w, spec, &active.path)?;
+    let cache_report = cache::apply(&exp.caches[p.cache], Some(active));
+    if !cache_report.applied {
+        eprintln!(
+            "fsbench: warning: cache scenario '{}' did not take effect: {}",
+            p.cell.cache,
+            cache_report.note.as_deref().unwrap_or("no reason given")
+        );
+    }
+    let load = match &exp.backgrounds[p.background] {
+        Some(b) => {
+            let bg_dir = background_dir(spec, &active.path);
+            let s = b.spec(&bg_dir)?;
+            Some(BackgroundLoad::start(&s).map_err(|e| format!("background load '{}': {e}", b.label))?)
+        }
+        None => None,
+    };
+    let run_opts = RunOptions {
+        allow_device: opts.allow_device,
+        keep_files: true,
+        stop: opts.stop.clone(),
+        progress: false,
+        command: vec![exp.file.display().to_string(), p.cell.key()],
+    };
+    let result = runner::run(jobs, &run_opts);
+    let bg_report = match load {
+        Some(l) => Some(l.stop()?),
+        None => None,
+    };
+    let result = result?;
+    let attribution = attribute(&result, active, bg_report.as_ref().map(|b| b.bytes_written).unwrap_or(0));
+    Ok(ExperimentRun {
+        schema: RUN_SCHEMA.to_string(),
+        experiment: exp.name.clone(),
+        cell: p.cell.clone(),
+        repeat: p.repeat,
+        target: active.info.clone(),
+        cache: cache_report,
+        background: bg_report,
+        attribution,
+        result,
+    })
+}
+
+/// Background files go where the workload's files go, so their writes hit
+/// the same device (the seed's setting); a raw device has no file system, so
+/// its background load runs in the system's temporary directory.
+fn background_dir(spec: &TargetSpec, target: &Path) -> PathBuf {
+    match spec {
+        TargetSpec::Device(_) => std::env::temp_dir().join("fsbench-background"),
+        _ => target.join("fsbench-background"),
+    }
+}
+
+/// The workload's jobs with `${…}` expanded; the target directory (or device)
+/// is supplied unless the workload places its files itself.
+fn jobs_for(exp: &Experiment, w: &Workload, spec: &TargetSpec, target: &Path) -> Result<Vec<JobSpec>, String> {
+    let mut args = Vec::with_capacity(w.args.len() + 1);
+    for a in &w.args {
+        args.push(expand(a, &exp.params, Some(target)).map_err(|e| format!("workload '{}': {e}", w.label))?);
+    }
+    let places_files = args.iter().any(|a| a.starts_with("--directory=") || a.starts_with("--filename="));
+    if !places_files {
+        args.push(match spec {
+            TargetSpec::Device(d) => format!("--filename={}", d.display()),
+            _ => format!("--directory={}", target.display()),
+        });
+    }
+    let files: Vec<PathBuf> = w.fio_file.iter().cloned().collect();
+    let parsed = fio::parse(&files, &args, &ParseOptions::default()).map_err(|e| format!("workload '{}': {e}", w.label))?;
+    for warning in parsed.warnings {
+        eprintln!("fsbench: warning: {warning}");
+    }
+    Ok(parsed.jobs)
+}
+
+/// Device bytes for the target's device, next to what the workload and the
+/// background load issued.
+fn attribute(r: &RunResult, target: &ActiveTarget, background_write_bytes: u64) -> Attribution {
+    let want = target.info.device.as_ref().and_then(|d| d.file_name()).map(|n| n.to_string_lossy().to_string());
+    let mut dev_read = None;
+    let mut dev_write = None;
+    for g in &r.groups {
+        let underlying: Vec<&String> = g.devices.iter().flat_map(|d| d.underlying.iter()).collect();
+        for d in &g.devices {
+            let is_target = match &want {
+                Some(w) => &d.name == w,
+                None => !underlying.contains(&&d.name),
+            };
+            if is_target {
+                *dev_read.get_or_insert(0) += d.delta.read_sectors * 512;
+                *dev_write.get_or_insert(0) += d.delta.write_sectors * 512;
+            }
+        }
+    }
+    let issued = |name: &str| -> u64 { r.jobs.iter().filter_map(|j| j.op(name)).map(|o| o.bytes).sum() };
+    let bench_w = issued("write");
+    Attribution {
+        benchmark_read_bytes: issued("read"),
+        benchmark_write_bytes: bench_w,
+        background_write_bytes,
+        device_read_bytes: dev_read,
+        device_write_bytes: dev_write,
+        benchmark_share_of_device_writes: dev_write.filter(|&d| d > 0).map(|d| bench_w as f64 / d as f64),
+    }
+}
+
+fn one_line(r: &ExperimentRun) -> String {
+    let c = &r.cell;
+    let figures: Vec<String> = r
+        .result
+        .jobs
+        .iter()
+        .flat_map(|j| {
+            j.ops.iter().filter(|o| o.name != "sync").map(move |o| {
+                format!("{} {} {:.0} IOPS", j.name, o.name, o.iops(j.elapsed_ns))
+            })
+        })
+        .collect();
+    format!("{} / {} / {} / {} / r{}: {}", c.target, c.workload, c.cache, c.background, r.repeat, figures.join(", "))
+}
+
+fn write_atomically(path: &Path, record: &ExperimentRun) -> Result<(), String> {
+    let tmp = path.with_extension("json.tmp");
+    let text = serde_json::to_string_pretty(record).map_err(|e| e.to_string())?;
+    std::fs::write(&tmp, text).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, path).map_err(|e| format!("cannot rename {}: {e}", tmp.display()))
+}
+
+/// Every saved run of the experiment in `out/runs`.
+pub fn load_runs(out: &Path) -> Result<Vec<ExperimentRun>, String> {
+    let dir = out.join("runs");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    paths.sort();
+    paths
+        .iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            serde_json::from_str(&text).map_err(|e| format!("{}: not an fsbench experiment run: {e}", p.display()))
+        })
+        .collect()
+}
