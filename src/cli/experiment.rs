@@ -53,6 +53,10 @@ pub fn run_cmd(a: ExperimentArgs) -> i32 {
         progress: super::want_progress(&a.common),
     };
     eprintln!("fsbench: experiment '{}' → {}", exp.name, out.display());
+    let alloc_warnings = crate::runner::experiment::allocation_warnings(&exp);
+    for w in &alloc_warnings {
+        eprintln!("fsbench: warning: {w}");
+    }
     let outcome = run(&exp, &opts);
     crate::environment::cleanup::run_all();
     if let Err(e) = &outcome {
@@ -65,7 +69,8 @@ pub fn run_cmd(a: ExperimentArgs) -> i32 {
             return 1;
         }
     };
-    let summary = summarize_experiment(&exp.name, &runs);
+    let mut summary = summarize_experiment(&exp.name, &runs);
+    summary.warnings.extend(alloc_warnings);
     if let Err(e) = write_all(&out, &summary, &runs) {
         eprintln!("fsbench: error: {e}");
         return 1;

@@ -178,6 +178,46 @@ fn run_one(
     })
 }
 
+/// Mount options that only change block allocation.
+const ALLOCATION_OPTIONS: &[&str] = &["delalloc", "nodelalloc"];
+
+/// When targets differ in allocation settings, say which workloads cannot
+/// show a difference: they only read, or only overwrite blocks that were
+/// allocated before the run (O_DIRECT into a laid-out or preallocated file).
+pub fn allocation_warnings(exp: &Experiment) -> Vec<String> {
+    let alloc_opts = |spec: &TargetSpec| -> Vec<String> {
+        match spec {
+            TargetSpec::Managed { mount_options, .. } => mount_options
+                .split(',')
+                .filter(|o| ALLOCATION_OPTIONS.contains(o))
+                .map(str::to_string)
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    let mut settings: Vec<Vec<String>> = exp.targets.iter().map(|t| alloc_opts(&t.spec)).collect();
+    settings.sort();
+    settings.dedup();
+    if settings.len() < 2 {
+        return Vec::new();
+    }
+    let placeholder = Path::new("/nonexistent/fsbench-check");
+    let mut out = Vec::new();
+    for w in &exp.workloads {
+        let Ok(jobs) = jobs_for(exp, w, &exp.targets[0].spec, placeholder) else { continue };
+        let allocates = |j: &JobSpec| {
+            j.rw.writes() && (!j.direct || j.fallocate == crate::model::job::Fallocate::None || j.create_on_open || j.unlink)
+        };
+        if !jobs.iter().any(allocates) {
+            out.push(format!(
+                "workload '{}' cannot show an allocation effect: it only reads, or its writes are O_DIRECT overwrites of files laid out before the run, which never allocate; compare buffered writes to new, growing or sparse files",
+                w.label
+            ));
+        }
+    }
+    out
+}
+
 /// Background files go where the workload's files go, so their writes hit
 /// the same device (the seed's setting); a raw device has no file system, so
 /// its background load runs in the system's temporary directory.
@@ -279,4 +319,35 @@ pub fn load_runs(out: &Path) -> Result<Vec<ExperimentRun>, String> {
             serde_json::from_str(&text).map_err(|e| format!("{}: not an fsbench experiment run: {e}", p.display()))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delalloc_study_flags_only_the_non_allocating_workloads() {
+        let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/experiments/delalloc.toml");
+        let exp = crate::frontend::experiment::load(&f, &[]).unwrap();
+        let w = allocation_warnings(&exp);
+        let flagged: Vec<&str> = exp.workloads.iter().map(|w| w.label.as_str()).filter(|l| w.iter().any(|x| x.contains(&format!("'{l}'")))).collect();
+        assert_eq!(flagged, vec!["seed-job", "seed-write-fsync1"], "{w:?}");
+    }
+
+    #[test]
+    fn no_allocation_warning_without_differing_allocation_settings() {
+        let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/experiments/environment.toml");
+        let exp = crate::frontend::experiment::load(&f, &[]).unwrap();
+        assert!(allocation_warnings(&exp).is_empty());
+    }
+
+    #[test]
+    fn every_cell_and_repeat_is_planned_once() {
+        let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/experiments/environment.toml");
+        let exp = crate::frontend::experiment::load(&f, &[]).unwrap();
+        let p = plan(&exp, "t");
+        assert_eq!(p.len(), 2 * 3 * 3 * 3);
+        let names: std::collections::HashSet<String> = p.iter().map(|x| run_file_name(&x.cell, x.repeat)).collect();
+        assert_eq!(names.len(), p.len());
+    }
 }
