@@ -26,9 +26,19 @@ struct OwnFlags {
     /// Warn about unknown fio options instead of stopping.
     #[arg(long)]
     ignore_unknown: bool,
+    /// Run the jobs N times and report statistics over the runs.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    repeat: u32,
+    /// Cache scenario applied before each run: warm, cold, polluted:SIZE
+    /// (fresh-mount needs a managed target: use `fsbench experiment`).
+    #[arg(long)]
+    cache: Option<String>,
+    /// Background load during each run, e.g. files or files:fsync.
+    #[arg(long)]
+    background: Option<String>,
 }
 
-const VALUE_FLAGS: &[&str] = &["--output-format", "--output"];
+const VALUE_FLAGS: &[&str] = &["--output-format", "--output", "--repeat", "--cache", "--background"];
 const BOOL_FLAGS: &[&str] = &["--allow-device", "--keep-files", "--no-progress", "--ignore-unknown"];
 
 /// Separate job files, fsbench flags and fio options.
@@ -70,6 +80,9 @@ fsbench flags:
   --keep-files                           keep created files even on Ctrl-C
   --ignore-unknown                       warn about unknown fio options instead of failing
   --no-progress                          no progress line on stderr
+  --repeat=N                             run N times; statistics over the runs
+  --cache=warm|cold|polluted:SIZE        page-cache state applied before each run
+  --background=files[:fsync,...]         a background process creating 100 KB files during each run
 ";
 
 pub fn run(a: FioArgs) -> i32 {
@@ -101,6 +114,9 @@ pub fn run(a: FioArgs) -> i32 {
     }
     let mut command = vec!["fsbench".to_string(), "fio".to_string()];
     command.extend(a.args.iter().cloned());
+    if flags.repeat > 1 || flags.cache.is_some() || flags.background.is_some() {
+        return super::repeat::run(parsed.jobs, &flags.common, flags.repeat, flags.cache.as_deref(), flags.background.as_deref(), command);
+    }
     execute(parsed.jobs, &flags.common, command)
 }
 

@@ -3,6 +3,7 @@
 mod experiment;
 mod fio;
 mod quick;
+mod repeat;
 
 use crate::report::OutputFormat;
 use clap::{Args, Parser, Subcommand};

@@ -1,0 +1,165 @@
+//! `fsbench fio --repeat N [--cache S] [--background B]`: the same jobs N
+//! times with the environment re-applied before each run, then statistics.
+
+use super::CommonArgs;
+use crate::environment::background::{self, BackgroundLoad};
+use crate::environment::cache;
+use crate::model::job::JobSpec;
+use crate::report::OutputFormat;
+use crate::result::RunResult;
+use crate::runner::{self, RunOptions};
+use crate::stats::metrics::{summarize_runs, warnings, MetricSummary};
+use serde::Serialize;
+use std::fmt::Write;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+
+/// `--output-format=json` of a repeated run.
+#[derive(Serialize)]
+struct Repeated<'a> {
+    schema: &'static str,
+    cache: Option<&'a str>,
+    background: Option<&'a str>,
+    cache_reports: Vec<cache::CacheReport>,
+    background_reports: Vec<background::BackgroundReport>,
+    runs: &'a [RunResult],
+    summary: &'a [MetricSummary],
+    warnings: &'a [String],
+}
+
+/// Where the background load writes: next to the jobs' files.
+fn job_dir(jobs: &[JobSpec]) -> PathBuf {
+    let j = &jobs[0];
+    if let Some(d) = &j.directory {
+        return d.clone();
+    }
+    j.filenames
+        .first()
+        .and_then(|f| f.parent())
+        .filter(|p| !p.as_os_str().is_empty())
+        .map(|p| p.to_path_buf())
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+pub fn run(jobs: Vec<JobSpec>, common: &CommonArgs, repeat: u32, cache_s: Option<&str>, bg: Option<&str>, command: Vec<String>) -> i32 {
+    let scenario = match cache_s.map(cache::parse).transpose() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("fsbench: error: --cache: {e}");
+            return 2;
+        }
+    };
+    let bg_dir = job_dir(&jobs).join("fsbench-background");
+    let bg_spec = match bg.map(|b| background::parse(b, bg_dir)).transpose() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("fsbench: error: --background: {e}");
+            return 2;
+        }
+    };
+    let stop = super::install_stop_handler();
+    let mut runs = Vec::new();
+    let mut cache_reports = Vec::new();
+    let mut bg_reports = Vec::new();
+    for i in 1..=repeat {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        if let Some(s) = &scenario {
+            let r = cache::apply(s, None);
+            if !r.applied {
+                eprintln!("fsbench: warning: run {i}: cache scenario '{}' did not take effect: {}", s.label(), r.note.clone().unwrap_or_default());
+            }
+            cache_reports.push(r);
+        }
+        let load = match &bg_spec {
+            Some(s) => match BackgroundLoad::start(s) {
+                Ok(l) => Some(l),
+                Err(e) => {
+                    eprintln!("fsbench: error: background load: {e}");
+                    return 1;
+                }
+            },
+            None => None,
+        };
+        let opts = RunOptions {
+            allow_device: common.allow_device,
+            keep_files: common.keep_files,
+            stop: stop.clone(),
+            progress: super::want_progress(common),
+            command: command.clone(),
+        };
+        let result = runner::run(jobs.clone(), &opts);
+        if let Some(l) = load {
+            match l.stop() {
+                Ok(r) => bg_reports.push(r),
+                Err(e) => eprintln!("fsbench: warning: background load: {e}"),
+            }
+        }
+        match result {
+            Ok(r) => {
+                eprintln!("fsbench: run {i}/{repeat} done");
+                runs.push(r);
+            }
+            Err(e) => {
+                eprintln!("fsbench: error: run {i}: {e}");
+                return 1;
+            }
+        }
+    }
+    let complete: Vec<RunResult> = runs.iter().filter(|r| !r.partial).cloned().collect();
+    let summary = summarize_runs(&complete);
+    let warns = warnings(&summary);
+    let text = match common.output_format {
+        OutputFormat::Json => {
+            let doc = Repeated {
+                schema: "fsbench-repeated/1",
+                cache: cache_s,
+                background: bg,
+                cache_reports,
+                background_reports: bg_reports,
+                runs: &runs,
+                summary: &summary,
+                warnings: &warns,
+            };
+            serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
+        }
+        OutputFormat::FioJson => {
+            eprintln!("fsbench: error: --output-format=fio-json shows one run; use json with --repeat");
+            return 2;
+        }
+        OutputFormat::Normal => table(&summary, &warns, complete.len()),
+    };
+    if let Err(e) = super::emit(&text, &common.output) {
+        eprintln!("fsbench: error: {e}");
+        return 1;
+    }
+    match runs.last() {
+        Some(last) => super::fio::exit_code(last, stop.load(Ordering::Relaxed)),
+        None => 1,
+    }
+}
+
+fn table(summary: &[MetricSummary], warns: &[String], n: usize) -> String {
+    let mut t = String::new();
+    let _ = writeln!(t, "{n} runs: mean ± sd, CV, [min … max], 95% confidence interval of the mean");
+    for m in summary {
+        let s = &m.summary;
+        let _ = writeln!(
+            t,
+            "  {:<40} {:>14.2} ± {:<12.2} CV {:>5.1}%  [{:.2} … {:.2}]  CI95 [{:.2} … {:.2}]",
+            m.metric,
+            s.mean,
+            s.sd,
+            s.cv * 100.0,
+            s.min,
+            s.max,
+            s.ci95_low,
+            s.ci95_high
+        );
+    }
+    for w in warns {
+        let _ = writeln!(t, "warning: {w}");
+    }
+    t
+}

@@ -1,0 +1,216 @@
+//! Experiments end to end: the matrix, what lands in the output directory,
+//! resume, attribution on a managed file system, and teardown when killed.
+
+mod common;
+use common::*;
+use std::path::Path;
+
+fn write_exp(dir: &Path, text: &str) -> std::path::PathBuf {
+    let p = dir.join("exp.toml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn dir_experiment(target_dir: &Path) -> String {
+    format!(
+        r#"
+name = "dirtest"
+repeat = 2
+cache = ["warm"]
+[params]
+size = "1m"
+[[target]]
+label = "tmpdir"
+directory = "{}"
+[[workload]]
+label = "rr"
+args = ["--name=rr", "--rw=randread", "--bs=4k", "--size=${{size}}"]
+[[workload]]
+label = "sw"
+args = ["--name=sw", "--rw=write", "--bs=64k", "--size=${{size}}"]
+"#,
+        target_dir.display()
+    )
+}
+
+fn run_files(out: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(out.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn directory_experiment_writes_runs_summary_csv_and_charts() {
+    let work = disk_tempdir();
+    let exp = write_exp(work.path(), &dir_experiment(work.path()));
+    let out = work.path().join("out");
+    let o = fsbench()
+        .args(["experiment", exp.to_str().unwrap(), "--out", out.to_str().unwrap(), "--no-progress"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    let runs = run_files(&out);
+    assert_eq!(runs.len(), 4, "2 workloads x 2 repeats: {runs:?}");
+    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let cells = summary["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 2);
+    for c in cells {
+        assert_eq!(c["runs"], 2);
+        let iops = c["metrics"].as_object().unwrap().iter().find(|(k, _)| k.ends_with("/iops")).expect("an iops metric").1;
+        assert_eq!(iops["n"], 2);
+        assert!(iops["mean"].as_f64().unwrap() > 0.0);
+        assert!(iops["ci95_low"].as_f64().unwrap() <= iops["mean"].as_f64().unwrap());
+    }
+    let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(lines.next().unwrap(), "target,workload,cache,background,metric,n,mean,sd,cv,min,max,median,ci95_low,ci95_high");
+    assert!(lines.any(|l| l.starts_with("tmpdir,rr,warm,none,rr/read/iops,2,")), "{csv}");
+    let charts: Vec<_> = std::fs::read_dir(out.join("charts")).unwrap().collect();
+    assert!(charts.len() >= 2, "charts written");
+    for c in charts {
+        let text = std::fs::read_to_string(c.unwrap().path()).unwrap();
+        assert!(text.trim_start().starts_with("<svg") || text.trim_start().starts_with("<?xml"));
+    }
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("tmpdir / rr / warm / none (n=2)"), "{stdout}");
+    // The directory target's own subdirectory is gone afterwards.
+    let leftovers: Vec<_> = std::fs::read_dir(work.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("fsbench-"))
+        .collect();
+    assert!(leftovers.is_empty(), "left behind: {:?}", leftovers.iter().map(|e| e.path()).collect::<Vec<_>>());
+}
+
+#[test]
+fn resume_runs_only_what_is_missing() {
+    let work = disk_tempdir();
+    let exp = write_exp(work.path(), &dir_experiment(work.path()));
+    let out = work.path().join("out");
+    let first = fsbench().args(["experiment", exp.to_str().unwrap(), "--out", out.to_str().unwrap()]).output().unwrap();
+    assert!(first.status.success());
+    let runs = run_files(&out);
+    let kept = std::fs::read_to_string(out.join("runs").join(&runs[0])).unwrap();
+    std::fs::remove_file(out.join("runs").join(&runs[3])).unwrap();
+    let again = fsbench().args(["experiment", exp.to_str().unwrap(), "--resume", out.to_str().unwrap()]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert!(again.status.success(), "{stderr}");
+    let ran = stderr.lines().filter(|l| l.starts_with('[')).count();
+    assert_eq!(ran, 1, "only the missing run is redone:\n{stderr}");
+    assert_eq!(run_files(&out), runs);
+    assert_eq!(std::fs::read_to_string(out.join("runs").join(&runs[0])).unwrap(), kept, "finished runs are not redone");
+}
+
+#[test]
+fn malformed_experiment_names_file_line_and_key() {
+    let work = tempfile::tempdir().unwrap();
+    let exp = write_exp(work.path(), "name = \"x\"\nrepeat = 2\ncache = [\"tepid\"]\n[[target]]\nlabel = \"t\"\ndirectory = \"/tmp\"\n");
+    let o = fsbench().args(["experiment", exp.to_str().unwrap()]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(&format!("{}:3:", exp.display())) && err.contains("cache") && err.contains("tepid"), "{err}");
+}
+
+fn fsbench_mounts() -> Vec<String> {
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("fsbench-mnt"))
+        .map(str::to_string)
+        .collect()
+}
+
+fn fsbench_loops() -> Vec<String> {
+    let out = std::process::Command::new("losetup").arg("-a").output().unwrap();
+    String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.contains("fsbench-loop")).map(str::to_string).collect()
+}
+
+fn managed_experiment(dir: &Path, runtime: u32, background: &str, cache: &str) -> String {
+    format!(
+        r#"
+name = "managed"
+repeat = 1
+cache = ["{cache}"]
+background = ["{background}"]
+[[target]]
+label = "ext4"
+fs = "ext4"
+mount = "nodelalloc"
+loop = {{ dir = "{}", size = "512m" }}
+[[workload]]
+label = "w"
+args = ["--name=w", "--rw=write", "--bs=64k", "--size=32m", "--runtime={runtime}", "--time_based", "--fsync=16"]
+"#,
+        dir.display()
+    )
+}
+
+#[test]
+fn managed_ext4_run_attributes_device_writes_and_tears_down() {
+    if !is_root() {
+        skip("needs root for mkfs, mount and loop devices");
+        return;
+    }
+    let work = disk_tempdir();
+    let exp = write_exp(work.path(), &managed_experiment(work.path(), 2, "files:fsync", "fresh-mount"));
+    let out = work.path().join("out");
+    let o = fsbench().args(["experiment", exp.to_str().unwrap(), "--out", out.to_str().unwrap()]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    let runs = run_files(&out);
+    assert_eq!(runs.len(), 1);
+    let run: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("runs").join(&runs[0])).unwrap()).unwrap();
+    assert!(run["target"]["mount_options_in_force"].as_str().unwrap().contains("nodelalloc"), "{}", run["target"]);
+    assert_eq!(run["cache"]["applied"], true, "{}", run["cache"]);
+    let bg = &run["background"];
+    assert!(bg["files_created"].as_u64().unwrap() > 0, "{bg}");
+    let a = &run["attribution"];
+    let bench = a["benchmark_write_bytes"].as_u64().unwrap();
+    let device = a["device_write_bytes"].as_u64().expect("device counters for the loop device");
+    assert!(bench > 0 && device >= bench, "device saw {device} B, benchmark issued {bench} B");
+    let share = a["benchmark_share_of_device_writes"].as_f64().unwrap();
+    assert!(share > 0.0 && share <= 1.0, "share {share}");
+    assert!(fsbench_mounts().is_empty(), "mounts left: {:?}", fsbench_mounts());
+    assert!(fsbench_loops().is_empty(), "loop devices left: {:?}", fsbench_loops());
+}
+
+#[test]
+fn killed_experiment_leaves_no_mount_loop_device_or_file() {
+    if !is_root() {
+        skip("needs root for mkfs, mount and loop devices");
+        return;
+    }
+    let work = disk_tempdir();
+    let exp = write_exp(work.path(), &managed_experiment(work.path(), 60, "files", "warm"));
+    let out = work.path().join("out");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("fsbench"))
+        .args(["experiment", exp.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the file system is mounted and the run is under way.
+    let start = std::time::Instant::now();
+    while fsbench_mounts().is_empty() && start.elapsed().as_secs() < 30 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(!fsbench_mounts().is_empty(), "the experiment never mounted its target");
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(fsbench_mounts().is_empty(), "mounts left: {:?}", fsbench_mounts());
+    assert!(fsbench_loops().is_empty(), "loop devices left: {:?}", fsbench_loops());
+    let images: Vec<_> = std::fs::read_dir(work.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("fsbench-loop"))
+        .collect();
+    assert!(images.is_empty(), "image files left");
+    let bg_procs = std::process::Command::new("pgrep").args(["-f", "background-load"]).output().unwrap();
+    assert!(bg_procs.stdout.is_empty(), "background process left: {}", String::from_utf8_lossy(&bg_procs.stdout));
+}
