@@ -214,3 +214,28 @@ fn killed_experiment_leaves_no_mount_loop_device_or_file() {
     let bg_procs = std::process::Command::new("pgrep").args(["-f", "background-load"]).output().unwrap();
     assert!(bg_procs.stdout.is_empty(), "background process left: {}", String::from_utf8_lossy(&bg_procs.stdout));
 }
+
+#[test]
+fn fio_repeat_reports_statistics_over_runs_with_the_cache_reapplied() {
+    let work = disk_tempdir();
+    let d = format!("--directory={}", work.path().display());
+    let mut args = vec!["fio", "--name=r", "--rw=randread", "--bs=4k", "--size=4m", &d, "--repeat=3", "--output-format=json"];
+    if is_root() {
+        args.push("--cache=cold");
+    }
+    let o = fsbench().args(&args).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["runs"].as_array().unwrap().len(), 3);
+    let m = v["summary"].as_array().unwrap().iter().find(|m| m["metric"] == "r/read/iops").expect("iops metric");
+    let s = &m["summary"];
+    assert_eq!(s["n"], 3);
+    let (min, mean, max) = (s["min"].as_f64().unwrap(), s["mean"].as_f64().unwrap(), s["max"].as_f64().unwrap());
+    assert!(min <= mean && mean <= max && min > 0.0);
+    assert!(s["ci95_low"].as_f64().unwrap() <= mean && mean <= s["ci95_high"].as_f64().unwrap());
+    if is_root() {
+        let reports = v["cache_reports"].as_array().unwrap();
+        assert_eq!(reports.len(), 3, "the scenario is applied before every run");
+        assert!(reports.iter().all(|r| r["applied"] == true), "{reports:?}");
+    }
+}
