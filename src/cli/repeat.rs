@@ -65,8 +65,10 @@ pub fn run(jobs: Vec<JobSpec>, common: &CommonArgs, repeat: u32, cache_s: Option
         if stop.load(Ordering::Relaxed) {
             break;
         }
+        let mut guard = None;
         if let Some(s) = &scenario {
-            let r = cache::apply(s, None);
+            let (r, g) = cache::apply_guarded(s, None);
+            guard = Some(g);
             if !r.applied {
                 eprintln!("fsbench: warning: run {i}: cache scenario '{}' did not take effect: {}", s.label(), r.note.clone().unwrap_or_default());
             }
@@ -90,6 +92,7 @@ pub fn run(jobs: Vec<JobSpec>, common: &CommonArgs, repeat: u32, cache_s: Option
             command: command.clone(),
         };
         let result = runner::run(jobs.clone(), &opts);
+        drop(guard);
         if let Some(l) = load {
             match l.stop() {
                 Ok(r) => bg_reports.push(r),

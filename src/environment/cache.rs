@@ -1,6 +1,33 @@
-//! Page-cache scenarios applied before each run and checked afterwards. (stub)
+//! Page-cache scenarios applied before each run and checked afterwards.
+//!
+//! Each scenario is checked, not assumed: `Cached` and `Dirty` are read from
+//! /proc/meminfo before and after, and `applied` says whether the evidence
+//! shows the scenario took effect.
+//!
+//! - `warm`: nothing is done; always applied.
+//! - `cold`: `sync`, then `3 > /proc/sys/vm/drop_caches` (root only).
+//!   Applied when the droppable file cache (`Cached - Shmem`; tmpfs pages
+//!   cannot be dropped) afterwards is at most half of what it was, or below
+//!   64 MiB (already small: what remains is mapped executables and the like).
+//! - `fresh-mount`: the managed target is unmounted and mounted again, which
+//!   evicts every page of its files. Applied when the remount succeeded.
+//! - `polluted:SIZE`: cold first (when root), then a SIZE-byte file of
+//!   unrelated data is written, synced and read back in a directory on a
+//!   disk file system outside the target (/var/tmp, else the temp dir; never
+//!   tmpfs, whose pages are memory rather than cache of a disk file). It is
+//!   kept until the end of the run (see [`CacheGuard`], [`release`]).
+//!   Applied when `Cached` grew by at least 80% of SIZE.
+//!
+//! Every scenario notes when `Dirty` was above 1% of RAM at the start:
+//! writeback of those pages will run during the measurement.
 
+use crate::environment::cleanup::{self, Action, Token};
+use crate::environment::system::mount_for_path;
+use crate::environment::target::{create_unique_dir, ActiveTarget};
 use serde::{Deserialize, Serialize};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -29,27 +56,549 @@ pub struct CacheReport {
     pub dirty_after_bytes: u64,
 }
 
+const MIB: u64 = 1 << 20;
+/// Below this much droppable file cache, the cache counts as dropped.
+const COLD_SMALL_BYTES: u64 = 64 * MIB;
+
+const EXPECTED: &str = "expected warm, cold, fresh-mount or polluted:SIZE (e.g. polluted:512m, polluted:2g)";
+
+/// Parse `warm`, `cold`, `fresh-mount` or `polluted:SIZE` (k/m/g are
+/// powers of 1024).
 pub fn parse(s: &str) -> Result<CacheScenario, String> {
-    match s {
-        "warm" => Ok(CacheScenario::Warm),
-        "cold" => Ok(CacheScenario::Cold),
-        "fresh-mount" => Ok(CacheScenario::FreshMount),
-        _ if s.starts_with("polluted:") => crate::frontend::fio::units::parse_size(&s[9..], 1024).map(CacheScenario::Polluted),
-        _ => Err(format!("expected warm, cold, fresh-mount or polluted:SIZE, got '{s}'")),
+    let t = s.trim();
+    let lower = t.to_ascii_lowercase();
+    match lower.as_str() {
+        "warm" => return Ok(CacheScenario::Warm),
+        "cold" => return Ok(CacheScenario::Cold),
+        "fresh-mount" => return Ok(CacheScenario::FreshMount),
+        _ => {}
     }
+    if let Some(size) = lower.strip_prefix("polluted:") {
+        if size.trim().is_empty() {
+            return Err(format!("cache scenario '{t}' has no size; expected polluted:SIZE such as polluted:512m"));
+        }
+        let n = crate::frontend::fio::units::parse_size(size, 1024)
+            .map_err(|e| format!("cache scenario '{t}': bad size: {e}"))?;
+        if n == 0 {
+            return Err(format!("cache scenario '{t}': the size must be above 0"));
+        }
+        return Ok(CacheScenario::Polluted(n));
+    }
+    if lower == "polluted" {
+        return Err("cache scenario 'polluted' needs a size; expected polluted:SIZE such as polluted:512m".to_string());
+    }
+    Err(format!("unknown cache scenario '{t}': {EXPECTED}"))
 }
 
-pub fn apply(s: &CacheScenario, _target: Option<&mut super::target::ActiveTarget>) -> CacheReport {
-    CacheReport { scenario: format!("{s:?}"), ..Default::default() }
+fn size_text(n: u64) -> String {
+    for (unit, m) in [("g", 1u64 << 30), ("m", 1 << 20), ("k", 1 << 10)] {
+        if n >= m && n % m == 0 {
+            return format!("{}{unit}", n / m);
+        }
+    }
+    n.to_string()
 }
 
 impl CacheScenario {
+    /// The text `parse` accepts for this scenario.
     pub fn label(&self) -> String {
         match self {
             CacheScenario::Warm => "warm".into(),
             CacheScenario::Cold => "cold".into(),
             CacheScenario::FreshMount => "fresh-mount".into(),
-            CacheScenario::Polluted(n) => format!("polluted:{n}"),
+            CacheScenario::Polluted(n) => format!("polluted:{}", size_text(*n)),
         }
+    }
+}
+
+impl std::fmt::Display for CacheScenario {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.label())
+    }
+}
+
+impl std::str::FromStr for CacheScenario {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        parse(s)
+    }
+}
+
+/// The /proc/meminfo numbers the scenarios look at, in bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemInfo {
+    pub total: u64,
+    pub cached: u64,
+    pub dirty: u64,
+    pub shmem: u64,
+}
+
+impl MemInfo {
+    /// File cache that drop_caches can drop (tmpfs/shmem pages cannot).
+    pub fn droppable(&self) -> u64 {
+        self.cached.saturating_sub(self.shmem)
+    }
+}
+
+/// Parse /proc/meminfo text (kB values into bytes).
+pub fn parse_meminfo(text: &str) -> MemInfo {
+    let mut m = MemInfo::default();
+    for line in text.lines() {
+        let Some((k, v)) = line.split_once(':') else { continue };
+        let mut it = v.split_whitespace();
+        let Some(n) = it.next().and_then(|n| n.parse::<u64>().ok()) else { continue };
+        let n = if matches!(it.next(), Some("kB") | Some("KB")) { n * 1024 } else { n };
+        match k.trim() {
+            "MemTotal" => m.total = n,
+            "Cached" => m.cached = n,
+            "Dirty" => m.dirty = n,
+            "Shmem" => m.shmem = n,
+            _ => {}
+        }
+    }
+    m
+}
+
+pub fn read_meminfo() -> MemInfo {
+    std::fs::read_to_string("/proc/meminfo").map(|t| parse_meminfo(&t)).unwrap_or_default()
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn mib(n: u64) -> String {
+    format!("{:.0} MiB", n as f64 / MIB as f64)
+}
+
+/// The cold rule (see the module docs).
+pub fn cold_rule(before: &MemInfo, after: &MemInfo) -> bool {
+    after.droppable() <= before.droppable() / 2 || after.droppable() < COLD_SMALL_BYTES
+}
+
+/// sync and drop the page cache, dentries and inodes. Err when not root or
+/// the write is refused.
+pub fn drop_caches() -> Result<(), String> {
+    if !is_root() {
+        return Err("not root: cannot drop caches".into());
+    }
+    // SAFETY: sync has no preconditions.
+    unsafe { libc::sync() };
+    std::fs::write("/proc/sys/vm/drop_caches", "3").map_err(|e| format!("cannot write /proc/sys/vm/drop_caches: {e}"))
+}
+
+/// Keeps a polluted scenario's file until the end of the run; dropping it
+/// deletes the file. The file is also registered with cleanup, so it goes
+/// away on panic or Ctrl-C.
+#[derive(Debug, Default)]
+pub struct CacheGuard {
+    file: Option<PathBuf>,
+    token: Option<Token>,
+}
+
+impl CacheGuard {
+    /// The pollution file, if one was made.
+    pub fn file(&self) -> Option<&Path> {
+        self.file.as_deref()
+    }
+}
+
+impl Drop for CacheGuard {
+    fn drop(&mut self) {
+        if let Some(t) = self.token.take() {
+            if let Err(e) = t.done() {
+                eprintln!("fsbench: removing the page-cache pollution file: {e}");
+            }
+        }
+    }
+}
+
+static HELD: Mutex<Vec<CacheGuard>> = Mutex::new(Vec::new());
+
+/// Delete the files kept by earlier [`apply`] calls (call at the end of a run).
+pub fn release() {
+    let held: Vec<CacheGuard> = std::mem::take(&mut *HELD.lock().unwrap_or_else(|e| e.into_inner()));
+    drop(held);
+}
+
+/// Apply a scenario; what it keeps (a pollution file) is held until
+/// [`release`] or process exit (through cleanup).
+pub fn apply(s: &CacheScenario, target: Option<&mut ActiveTarget>) -> CacheReport {
+    let (r, g) = apply_guarded(s, target);
+    if g.token.is_some() {
+        HELD.lock().unwrap_or_else(|e| e.into_inner()).push(g);
+    }
+    r
+}
+
+/// Apply a scenario; the guard keeps what it made until dropped.
+pub fn apply_guarded(s: &CacheScenario, target: Option<&mut ActiveTarget>) -> (CacheReport, CacheGuard) {
+    let before = read_meminfo();
+    let mut notes: Vec<String> = Vec::new();
+    if before.total > 0 && before.dirty > before.total / 100 {
+        notes.push(format!(
+            "dirty pages pending: {} dirty at the start (over 1% of RAM); their writeback overlaps the run",
+            mib(before.dirty)
+        ));
+    }
+    let mut guard = CacheGuard::default();
+    let applied = match s {
+        CacheScenario::Warm => true,
+        CacheScenario::Cold => match drop_caches() {
+            Err(e) => {
+                notes.push(e);
+                false
+            }
+            Ok(()) => {
+                let after = read_meminfo();
+                let ok = cold_rule(&before, &after);
+                if !ok {
+                    notes.push(format!(
+                        "file cache only went from {} to {} (expected at most half, or under {})",
+                        mib(before.droppable()),
+                        mib(after.droppable()),
+                        mib(COLD_SMALL_BYTES)
+                    ));
+                }
+                ok
+            }
+        },
+        CacheScenario::FreshMount => match target {
+            Some(t) if t.is_managed() => match t.remount() {
+                Ok(()) => true,
+                Err(e) => {
+                    notes.push(e);
+                    false
+                }
+            },
+            Some(t) => {
+                notes.push(format!(
+                    "fresh-mount needs a managed target (a file system fsbench mounts); '{}' is a {} target",
+                    t.label, t.info.kind
+                ));
+                false
+            }
+            None => {
+                notes.push("fresh-mount needs a managed target; there is none".into());
+                false
+            }
+        },
+        CacheScenario::Polluted(size) => {
+            let target_path = target.as_ref().map(|t| t.path.clone());
+            if let Err(e) = drop_caches() {
+                notes.push(format!("{e}; polluting without dropping the cache first"));
+            }
+            let start = read_meminfo();
+            match pollute(*size, target_path.as_deref()) {
+                Ok(g) => {
+                    let after = read_meminfo();
+                    let grew = after.cached.saturating_sub(start.cached);
+                    let ok = grew as u128 * 10 >= *size as u128 * 8;
+                    notes.push(format!(
+                        "Cached grew by {} for {} of data in {}",
+                        mib(grew),
+                        mib(*size),
+                        g.file.as_deref().map(|p| p.display().to_string()).unwrap_or_default()
+                    ));
+                    if !ok {
+                        notes.push("less than 80% of it stayed cached (memory pressure?)".into());
+                    }
+                    guard = g;
+                    ok
+                }
+                Err(e) => {
+                    notes.push(e);
+                    false
+                }
+            }
+        }
+    };
+    let after = read_meminfo();
+    let report = CacheReport {
+        scenario: s.label(),
+        applied,
+        note: if notes.is_empty() { None } else { Some(notes.join("; ")) },
+        cached_before_bytes: before.cached,
+        cached_after_bytes: after.cached,
+        dirty_before_bytes: before.dirty,
+        dirty_after_bytes: after.dirty,
+    };
+    (report, guard)
+}
+
+/// Where the pollution file goes: a directory on a disk file system (not
+/// tmpfs/ramfs) that is not inside the target.
+fn pollution_dir(target: Option<&Path>) -> Result<PathBuf, String> {
+    let mut tried = Vec::new();
+    for c in [PathBuf::from("/var/tmp"), std::env::temp_dir()] {
+        if !c.is_dir() {
+            continue;
+        }
+        let canon = c.canonicalize().unwrap_or(c.clone());
+        if let Some(t) = target {
+            let tc = t.canonicalize().unwrap_or(t.to_path_buf());
+            if canon.starts_with(&tc) {
+                tried.push(format!("{} is inside the target", c.display()));
+                continue;
+            }
+        }
+        match mount_for_path(&canon) {
+            Some(m) if matches!(m.fs_type.as_str(), "tmpfs" | "ramfs" | "devtmpfs") => {
+                tried.push(format!("{} is {}", c.display(), m.fs_type));
+            }
+            _ => return Ok(canon),
+        }
+    }
+    Err(format!("no disk directory for the pollution file ({})", tried.join(", ")))
+}
+
+/// Write `size` bytes, sync them, read them back so they stay cached.
+fn pollute(size: u64, target: Option<&Path>) -> Result<CacheGuard, String> {
+    let parent = pollution_dir(target)?;
+    // SAFETY: st is a valid statvfs to fill; the path is NUL-terminated.
+    let free = unsafe {
+        let c = std::ffi::CString::new(parent.as_os_str().as_encoded_bytes()).unwrap_or_default();
+        let mut st: libc::statvfs = std::mem::zeroed();
+        if libc::statvfs(c.as_ptr(), &mut st) == 0 {
+            Some(st.f_bavail as u64 * st.f_frsize as u64)
+        } else {
+            None
+        }
+    };
+    if let Some(free) = free {
+        if free < size + 256 * MIB {
+            return Err(format!("{} has {} free, too little for {} of pollution", parent.display(), mib(free), mib(size)));
+        }
+    }
+    let dir = create_unique_dir(&parent, "fsbench-pollute-")?;
+    let token = cleanup::register(Action::RemoveDir(dir.clone()));
+    let file = dir.join("pollution.dat");
+    let mut guard = CacheGuard { file: Some(file.clone()), token: Some(token) };
+    let werr = |e: std::io::Error| format!("writing {}: {e}", file.display());
+    let mut f = std::fs::File::create(&file).map_err(werr)?;
+    let mut buf = vec![0u8; MIB as usize];
+    let mut x: u64 = 0x243F_6A88_85A3_08D3;
+    let mut left = size;
+    while left > 0 {
+        for chunk in buf.chunks_exact_mut(8) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            chunk.copy_from_slice(&x.to_le_bytes());
+        }
+        let n = left.min(buf.len() as u64) as usize;
+        f.write_all(&buf[..n]).map_err(werr)?;
+        left -= n as u64;
+    }
+    // Clean pages, so the run does not pay for their writeback.
+    f.sync_all().map_err(werr)?;
+    drop(f);
+    let mut f = std::fs::File::open(&file).map_err(werr)?;
+    loop {
+        match f.read(&mut buf) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => return Err(format!("reading {} back: {e}", file.display())),
+        }
+    }
+    guard.file = Some(file);
+    Ok(guard)
+}
+
+/// Pages of `path` in the page cache and its size in pages (mincore over
+/// a read-only mapping; mapping does not fault pages in).
+pub fn resident_pages(path: &Path) -> std::io::Result<(usize, usize)> {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::File::open(path)?;
+    let len = f.metadata()?.len() as usize;
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+    if len == 0 {
+        return Ok((0, 0));
+    }
+    let pages = len.div_ceil(page);
+    let mut vec = vec![0u8; pages];
+    // SAFETY: a fresh shared read-only mapping of an open file, unmapped
+    // before returning; vec has one byte per page of the mapping.
+    unsafe {
+        let p = libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, f.as_raw_fd(), 0);
+        if p == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        let r = libc::mincore(p, len, vec.as_mut_ptr());
+        let err = std::io::Error::last_os_error();
+        libc::munmap(p, len);
+        if r != 0 {
+            return Err(err);
+        }
+    }
+    Ok((vec.iter().filter(|&&b| b & 1 == 1).count(), pages))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::environment::target::testutil::{loop_target, root_or_skip};
+
+    /// Tests that drop or fill the page cache must not overlap.
+    static CACHE_LOCK: Mutex<()> = Mutex::new(());
+
+    fn lock() -> std::sync::MutexGuard<'static, ()> {
+        CACHE_LOCK.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    #[test]
+    fn parse_and_label() {
+        for (s, want) in [
+            ("warm", CacheScenario::Warm),
+            ("cold", CacheScenario::Cold),
+            (" Cold ", CacheScenario::Cold),
+            ("fresh-mount", CacheScenario::FreshMount),
+            ("polluted:512m", CacheScenario::Polluted(512 << 20)),
+            ("polluted:2g", CacheScenario::Polluted(2 << 30)),
+            ("polluted:64k", CacheScenario::Polluted(64 << 10)),
+            ("polluted:1000", CacheScenario::Polluted(1000)),
+        ] {
+            let got = parse(s).unwrap();
+            assert_eq!(got, want, "{s}");
+            assert_eq!(parse(&got.to_string()).unwrap(), got, "round trip of {s}");
+        }
+        assert_eq!(CacheScenario::Polluted(512 << 20).label(), "polluted:512m");
+        assert_eq!(CacheScenario::Polluted(2 << 30).to_string(), "polluted:2g");
+        assert_eq!(CacheScenario::Polluted(1536 << 20).to_string(), "polluted:1536m");
+        assert_eq!(CacheScenario::FreshMount.to_string(), "fresh-mount");
+        assert_eq!("warm".parse::<CacheScenario>(), Ok(CacheScenario::Warm));
+    }
+
+    #[test]
+    fn parse_errors() {
+        let e = parse("hot").unwrap_err();
+        assert!(e.contains("unknown cache scenario 'hot'") && e.contains("fresh-mount") && e.contains("polluted:SIZE"), "{e}");
+        let e = parse("polluted").unwrap_err();
+        assert!(e.contains("needs a size"), "{e}");
+        let e = parse("polluted:").unwrap_err();
+        assert!(e.contains("no size"), "{e}");
+        let e = parse("polluted:12q").unwrap_err();
+        assert!(e.contains("bad size"), "{e}");
+        let e = parse("polluted:0").unwrap_err();
+        assert!(e.contains("above 0"), "{e}");
+        assert!(parse("").is_err());
+        assert!(parse("freshmount").is_err());
+    }
+
+    #[test]
+    fn meminfo_parsing_and_cold_rule() {
+        let m = parse_meminfo("MemTotal: 1000 kB\nCached:  200 kB\nDirty: 3 kB\nShmem: 50 kB\nSwapCached: 9 kB\n");
+        assert_eq!(m, MemInfo { total: 1000 * 1024, cached: 200 * 1024, dirty: 3 * 1024, shmem: 50 * 1024 });
+        assert_eq!(m.droppable(), 150 * 1024);
+        let gib = |g: u64| MemInfo { cached: g << 30, ..MemInfo::default() };
+        assert!(cold_rule(&gib(4), &gib(1)));
+        assert!(!cold_rule(&gib(4), &gib(3)));
+        // Already small counts as cold.
+        let small = MemInfo { cached: 40 * MIB, ..MemInfo::default() };
+        assert!(cold_rule(&small, &small));
+    }
+
+    #[test]
+    fn warm_and_fresh_mount_without_managed_target() {
+        let r = apply(&CacheScenario::Warm, None);
+        assert!(r.applied);
+        assert_eq!(r.scenario, "warm");
+        assert!(r.cached_before_bytes > 0);
+        let r = apply(&CacheScenario::FreshMount, None);
+        assert!(!r.applied);
+        assert!(r.note.unwrap().contains("managed target"));
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = ActiveTarget::setup(
+            "d",
+            &crate::environment::target::TargetSpec::Directory(dir.path().into()),
+            false,
+        )
+        .unwrap();
+        let r = apply(&CacheScenario::FreshMount, Some(&mut t));
+        assert!(!r.applied);
+        assert!(r.note.unwrap().contains("directory target"));
+    }
+
+    #[test]
+    fn cold_drops_the_cache() {
+        if !is_root() {
+            let r = apply(&CacheScenario::Cold, None);
+            assert!(!r.applied);
+            assert_eq!(r.note.as_deref(), Some("not root: cannot drop caches"));
+            println!("SKIPPED: cold_drops_the_cache needs root");
+            return;
+        }
+        let _l = lock();
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let f = dir.path().join("f");
+        let start = read_meminfo();
+        std::fs::write(&f, vec![7u8; 64 << 20]).unwrap();
+        let data = std::fs::read(&f).unwrap();
+        assert_eq!(data.len(), 64 << 20);
+        let filled = read_meminfo();
+        assert!(filled.cached >= start.cached + (48 << 20), "{start:?} -> {filled:?}");
+        let (res, pages) = resident_pages(&f).unwrap();
+        assert!(res * 10 >= pages * 9, "{res}/{pages}");
+        let r = apply(&CacheScenario::Cold, None);
+        assert!(r.applied, "{r:?}");
+        assert!(r.cached_after_bytes + (48 << 20) <= r.cached_before_bytes, "{r:?}");
+        assert_eq!(resident_pages(&f).unwrap().0, 0);
+    }
+
+    #[test]
+    fn polluted_fills_the_cache() {
+        let _l = lock();
+        let size = 128u64 << 20;
+        let (r, g) = apply_guarded(&CacheScenario::Polluted(size), None);
+        assert!(r.applied, "{r:?}");
+        assert_eq!(r.scenario, "polluted:128m");
+        assert!(r.cached_after_bytes * 10 >= size * 8, "{r:?}");
+        let file = g.file().unwrap().to_path_buf();
+        assert!(!file.starts_with("/dev/shm"));
+        assert_eq!(std::fs::metadata(&file).unwrap().len(), size);
+        let (res, pages) = resident_pages(&file).unwrap();
+        assert!(res * 10 >= pages * 8, "{res}/{pages}");
+        drop(g);
+        assert!(!file.exists());
+        assert!(!file.parent().unwrap().exists());
+
+        // Through apply/release.
+        let r = apply(&CacheScenario::Polluted(1 << 20), None);
+        let note = r.note.unwrap();
+        let held = HELD.lock().unwrap().iter().filter_map(|g| g.file().map(Path::to_path_buf)).collect::<Vec<_>>();
+        let mine: Vec<_> = held.iter().filter(|p| note.contains(&p.display().to_string())).cloned().collect();
+        assert_eq!(mine.len(), 1, "{note}");
+        assert!(mine[0].exists());
+        release();
+        assert!(!mine[0].exists());
+    }
+
+    #[test]
+    fn fresh_mount_evicts_the_target_files() {
+        if !root_or_skip("fresh_mount_evicts_the_target_files") {
+            return;
+        }
+        let _l = lock();
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = loop_target(dir.path(), "ext4", 256 << 20, "nodelalloc").unwrap();
+        let f = t.path.join("f");
+        std::fs::write(&f, vec![3u8; 16 << 20]).unwrap();
+        let mut h = std::fs::File::open(&f).unwrap();
+        h.sync_all().unwrap();
+        let mut v = Vec::new();
+        h.read_to_end(&mut v).unwrap();
+        drop(h);
+        let (res, pages) = resident_pages(&f).unwrap();
+        assert!(res * 10 >= pages * 9, "before: {res}/{pages}");
+        let r = apply(&CacheScenario::FreshMount, Some(&mut t));
+        assert!(r.applied, "{r:?}");
+        assert_eq!(r.scenario, "fresh-mount");
+        assert_eq!(resident_pages(&f).unwrap().0, 0, "cached after a fresh mount");
+        assert!(t.info.mount_options_in_force.as_deref().unwrap().contains("nodelalloc"));
+        // Reading again brings them back.
+        let _ = std::fs::read(&f).unwrap();
+        assert!(resident_pages(&f).unwrap().0 > 0);
     }
 }

@@ -5,6 +5,7 @@
 pub mod background;
 pub mod cache;
 pub mod cleanup;
+pub mod mkfs;
 pub mod safety;
 pub mod system;
 pub mod target;

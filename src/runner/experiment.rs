@@ -135,7 +135,8 @@ fn run_one(
 ) -> Result<ExperimentRun, String> {
     let w = &exp.workloads[p.workload];
     let jobs = jobs_for(exp, w, spec, &active.path)?;
-    let cache_report = cache::apply(&exp.caches[p.cache], Some(active));
+    // The guard keeps a polluted scenario's file (and its cached pages) for the run.
+    let (cache_report, cache_guard) = cache::apply_guarded(&exp.caches[p.cache], Some(active));
     if !cache_report.applied {
         eprintln!(
             "fsbench: warning: cache scenario '{}' did not take effect: {}",
@@ -159,6 +160,7 @@ fn run_one(
         command: vec![exp.file.display().to_string(), p.cell.key()],
     };
     let result = runner::run(jobs, &run_opts);
+    drop(cache_guard);
     let bg_report = match load {
         Some(l) => Some(l.stop()?),
         None => None,
