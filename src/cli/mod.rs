@@ -32,6 +32,9 @@ enum Command {
     Experiment(experiment::ExperimentArgs),
     /// List the I/O engines and what they can do.
     Engines,
+    /// (internal) the background load process fsbench starts during runs
+    #[command(hide = true, name = "background-load")]
+    BackgroundLoad(crate::environment::background::ChildArgs),
 }
 
 /// Flags shared by the commands that run a workload.
@@ -66,6 +69,7 @@ pub fn main() -> i32 {
     match cli.command {
         Command::Quick(a) => quick::run(a),
         Command::Fio(a) => fio::run(a),
+        Command::BackgroundLoad(a) => crate::environment::background::child_main_args(a),
         Command::Experiment(a) => experiment::run_cmd(a),
         Command::Engines => {
             for e in crate::ioengine::ENGINES {

@@ -6,7 +6,7 @@
 //!
 //! - `warm`: nothing is done; always applied.
 //! - `cold`: `sync`, then `3 > /proc/sys/vm/drop_caches` (root only).
-//!   Applied when the droppable file cache (`Cached - Shmem`; tmpfs pages
+//!   Applied when the droppable file cache (`Cached - Shmem - Mapped`; tmpfs pages
 //!   cannot be dropped) afterwards is at most half of what it was, or below
 //!   64 MiB (already small: what remains is mapped executables and the like).
 //! - `fresh-mount`: the managed target is unmounted and mounted again, which
@@ -131,12 +131,15 @@ pub struct MemInfo {
     pub cached: u64,
     pub dirty: u64,
     pub shmem: u64,
+    /// File pages mapped into processes (running programs): drop_caches leaves them.
+    pub mapped: u64,
 }
 
 impl MemInfo {
-    /// File cache that drop_caches can drop (tmpfs/shmem pages cannot).
+    /// File cache that drop_caches can drop: not tmpfs/shmem pages, and not
+    /// pages mapped by running programs (compilers, the benchmark itself).
     pub fn droppable(&self) -> u64 {
-        self.cached.saturating_sub(self.shmem)
+        self.cached.saturating_sub(self.shmem).saturating_sub(self.mapped)
     }
 }
 
@@ -153,6 +156,7 @@ pub fn parse_meminfo(text: &str) -> MemInfo {
             "Cached" => m.cached = n,
             "Dirty" => m.dirty = n,
             "Shmem" => m.shmem = n,
+            "Mapped" => m.mapped = n,
             _ => {}
         }
     }
@@ -489,9 +493,9 @@ mod tests {
 
     #[test]
     fn meminfo_parsing_and_cold_rule() {
-        let m = parse_meminfo("MemTotal: 1000 kB\nCached:  200 kB\nDirty: 3 kB\nShmem: 50 kB\nSwapCached: 9 kB\n");
-        assert_eq!(m, MemInfo { total: 1000 * 1024, cached: 200 * 1024, dirty: 3 * 1024, shmem: 50 * 1024 });
-        assert_eq!(m.droppable(), 150 * 1024);
+        let m = parse_meminfo("MemTotal: 1000 kB\nCached:  200 kB\nDirty: 3 kB\nShmem: 50 kB\nMapped: 30 kB\nSwapCached: 9 kB\n");
+        assert_eq!(m, MemInfo { total: 1000 * 1024, cached: 200 * 1024, dirty: 3 * 1024, shmem: 50 * 1024, mapped: 30 * 1024 });
+        assert_eq!(m.droppable(), 120 * 1024);
         let gib = |g: u64| MemInfo { cached: g << 30, ..MemInfo::default() };
         assert!(cold_rule(&gib(4), &gib(1)));
         assert!(!cold_rule(&gib(4), &gib(3)));

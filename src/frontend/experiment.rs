@@ -215,16 +215,6 @@ pub fn parse(text: &str, path: &Path, sets: &[String]) -> Result<Experiment, Exp
         }
         params.insert(k.to_string(), v.to_string());
     }
-    if raw.target.is_empty() {
-        return Err(loc.at(0, Some("target"), "expected at least one [[target]]"));
-    }
-    if raw.workload.is_empty() {
-        return Err(loc.at(0, Some("workload"), "expected at least one [[workload]]"));
-    }
-    let targets = raw.target.iter().map(|t| target(&loc, t, &params)).collect::<Result<Vec<_>, _>>()?;
-    unique(&loc, raw.target.iter().map(|t| &t.label), "target.label")?;
-    let workloads = raw.workload.iter().map(|w| workload(&loc, w, &base)).collect::<Result<Vec<_>, _>>()?;
-    unique(&loc, raw.workload.iter().map(|w| &w.label), "workload.label")?;
     let caches = if raw.cache.is_empty() {
         vec![CacheScenario::Warm]
     } else {
@@ -249,6 +239,16 @@ pub fn parse(text: &str, path: &Path, sets: &[String]) -> Result<Experiment, Exp
     if backgrounds.is_empty() {
         backgrounds.push(None);
     }
+    if raw.target.is_empty() {
+        return Err(loc.at(0, Some("target"), "expected at least one [[target]]"));
+    }
+    if raw.workload.is_empty() {
+        return Err(loc.at(0, Some("workload"), "expected at least one [[workload]]"));
+    }
+    let targets = raw.target.iter().map(|t| target(&loc, t, &params)).collect::<Result<Vec<_>, _>>()?;
+    unique(&loc, raw.target.iter().map(|t| &t.label), "target.label")?;
+    let workloads = raw.workload.iter().map(|w| workload(&loc, w, &base)).collect::<Result<Vec<_>, _>>()?;
+    unique(&loc, raw.workload.iter().map(|w| &w.label), "workload.label")?;
     Ok(Experiment {
         name,
         description: raw.description,
