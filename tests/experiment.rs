@@ -115,6 +115,10 @@ fn malformed_experiment_names_file_line_and_key() {
     assert!(err.contains(&format!("{}:3:", exp.display())) && err.contains("cache") && err.contains("tepid"), "{err}");
 }
 
+/// The managed-target tests look at every fsbench mount and loop device of
+/// the machine, so they must not overlap each other.
+static MANAGED: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn fsbench_mounts() -> Vec<String> {
     std::fs::read_to_string("/proc/self/mountinfo")
         .unwrap()
@@ -155,6 +159,7 @@ fn managed_ext4_run_attributes_device_writes_and_tears_down() {
         skip("needs root for mkfs, mount and loop devices");
         return;
     }
+    let _serial = MANAGED.lock().unwrap_or_else(|e| e.into_inner());
     let work = disk_tempdir();
     let exp = write_exp(work.path(), &managed_experiment(work.path(), 2, "files:fsync", "fresh-mount"));
     let out = work.path().join("out");
@@ -184,6 +189,7 @@ fn killed_experiment_leaves_no_mount_loop_device_or_file() {
         skip("needs root for mkfs, mount and loop devices");
         return;
     }
+    let _serial = MANAGED.lock().unwrap_or_else(|e| e.into_inner());
     let work = disk_tempdir();
     let exp = write_exp(work.path(), &managed_experiment(work.path(), 60, "files", "warm"));
     let out = work.path().join("out");

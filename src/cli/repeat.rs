@@ -95,7 +95,12 @@ pub fn run(jobs: Vec<JobSpec>, common: &CommonArgs, repeat: u32, cache_s: Option
         drop(guard);
         if let Some(l) = load {
             match l.stop() {
-                Ok(r) => bg_reports.push(r),
+                Ok(r) => {
+                    if let Some(e) = &r.error {
+                        eprintln!("fsbench: warning: run {i}: the background load failed: {e}");
+                    }
+                    bg_reports.push(r)
+                }
                 Err(e) => eprintln!("fsbench: warning: background load: {e}"),
             }
         }

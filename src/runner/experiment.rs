@@ -165,6 +165,9 @@ fn run_one(
         Some(l) => Some(l.stop()?),
         None => None,
     };
+    if let Some(e) = bg_report.as_ref().and_then(|b| b.error.as_ref()) {
+        eprintln!("fsbench: warning: {}: the background load failed during the run: {e}", p.cell.key());
+    }
     let result = result?;
     let attribution = attribute(&result, active, bg_report.as_ref().map(|b| b.bytes_written).unwrap_or(0));
     Ok(ExperimentRun {
