@@ -1,6 +1,7 @@
 //! Command-line entry: clap definitions and dispatch, one file per subcommand.
 
 mod experiment;
+mod compare;
 mod fio;
 mod quick;
 mod repeat;
@@ -27,6 +28,8 @@ enum Command {
     /// `fsbench fio JOB.fio [--size=1g ...]` or `fsbench fio --name=x --rw=randread ...`.
     /// fio options are `--key=value`; fsbench's own flags are listed below.
     Fio(fio::FioArgs),
+    /// Compare two results per metric: relative difference with its 95% confidence interval and Welch's t-test
+    Compare(compare::CompareArgs),
     /// Run an experiment file: targets × workloads × cache scenarios ×
     /// background loads × repeats, with statistics, CSV and charts.
     Experiment(experiment::ExperimentArgs),
@@ -69,6 +72,7 @@ pub fn main() -> i32 {
     match cli.command {
         Command::Quick(a) => quick::run(a),
         Command::Fio(a) => fio::run(a),
+        Command::Compare(a) => compare::run(a),
         Command::BackgroundLoad(a) => crate::environment::background::child_main_args(a),
         Command::Experiment(a) => experiment::run_cmd(a),
         Command::Engines => {

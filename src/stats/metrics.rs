@@ -1,9 +1,218 @@
-//! stub
+//! The scalar metrics of one run, and their summaries over repeated runs.
+//!
+//! A metric is a name with its unit in it and one number per run:
+//!
+//! | name                      | meaning                                              |
+//! |---------------------------|------------------------------------------------------|
+//! | `JOB/OP/iops`             | completed operations per second of the measured window |
+//! | `JOB/OP/bw_MiB_s`         | bytes per second / 2^20                              |
+//! | `JOB/OP/lat_mean_us`      | mean total latency (fio's `lat`), µs                 |
+//! | `JOB/OP/lat_p99_us`       | 99th percentile of the total latency, µs             |
+//! | `device/read_MiB`         | what the devices under the files read, MiB           |
+//! | `device/write_MiB`        | what they wrote, MiB                                 |
+//! | `cpu/us_per_op`           | process CPU time (user + system) per operation, µs   |
+//!
+//! `JOB` is the job's name; when several reported units share a name (the
+//! clones of a job with `numjobs` and no `group_reporting`), the second is
+//! `JOB#2`, the third `JOB#3` and so on, in the order of the result.
+//! Latency metrics are left out for an operation that completed nothing.
+//!
+//! Device figures add up the devices of every group, counting each device
+//! once: a device named in another watched device's `underlying` list (the
+//! disk under a partition, the disks under a dm or loop device) is skipped,
+//! because its counters already include, or duplicate, the I/O of the device
+//! on top. Device metrics are absent when no device was watched (tmpfs), and
+//! `cpu/us_per_op` when nothing completed or the result has no groups.
+
 use super::summary::{summarize, Summary};
 use crate::result::RunResult;
 use serde::{Deserialize, Serialize};
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct MetricSummary { pub metric: String, pub summary: Summary }
-pub fn metrics(r: &RunResult) -> Vec<(String, f64)> { r.jobs.iter().flat_map(|j| j.ops.iter().map(move |o| (format!("{}/{}/iops", j.name, o.name), o.iops(j.elapsed_ns)))).collect() }
-pub fn summarize_runs(runs: &[RunResult]) -> Vec<MetricSummary> { let Some(first) = runs.first() else { return vec![] }; metrics(first).into_iter().map(|(m, _)| { let xs: Vec<f64> = runs.iter().filter_map(|r| metrics(r).into_iter().find(|(k, _)| *k == m).map(|x| x.1)).collect(); MetricSummary { metric: m, summary: summarize(&xs) } }).collect() }
-pub fn warnings(_m: &[MetricSummary]) -> Vec<String> { vec![] }
+use std::collections::{BTreeSet, HashMap};
+
+const MIB: f64 = 1048576.0;
+
+/// Coefficient of variation above which `warnings` complains.
+pub const CV_WARN: f64 = 0.05;
+
+/// The scalar metrics of one run, in a stable order: jobs and operations as
+/// the result lists them, then devices, then CPU.
+pub fn metrics(r: &RunResult) -> Vec<(String, f64)> {
+    let mut out: Vec<(String, f64)> = Vec::new();
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for job in &r.jobs {
+        let k = seen.entry(job.name.as_str()).or_insert(0);
+        *k += 1;
+        let jname = if *k == 1 { job.name.clone() } else { format!("{}#{}", job.name, k) };
+        for op in &job.ops {
+            let p = format!("{jname}/{}", op.name);
+            out.push((format!("{p}/iops"), op.iops(job.elapsed_ns)));
+            out.push((format!("{p}/bw_MiB_s"), op.bytes_per_sec(job.elapsed_ns) / MIB));
+            if op.lat.count() > 0 {
+                out.push((format!("{p}/lat_mean_us"), op.lat.mean() / 1000.0));
+                out.push((format!("{p}/lat_p99_us"), op.lat.percentile(99.0) as f64 / 1000.0));
+            }
+        }
+    }
+
+    let underlying: BTreeSet<&str> =
+        r.groups.iter().flat_map(|g| g.devices.iter()).flat_map(|d| d.underlying.iter().map(String::as_str)).collect();
+    let (mut read, mut write, mut any) = (0u64, 0u64, false);
+    for g in &r.groups {
+        let mut counted: BTreeSet<&str> = BTreeSet::new();
+        for d in &g.devices {
+            if underlying.contains(d.name.as_str()) || !counted.insert(d.name.as_str()) {
+                continue;
+            }
+            any = true;
+            read = read.saturating_add(d.delta.read_bytes());
+            write = write.saturating_add(d.delta.write_bytes());
+        }
+    }
+    if any {
+        out.push(("device/write_MiB".into(), write as f64 / MIB));
+        out.push(("device/read_MiB".into(), read as f64 / MIB));
+    }
+
+    let ops: u64 = r.jobs.iter().map(|j| j.total_ops()).sum();
+    if ops > 0 && !r.groups.is_empty() {
+        let cpu_s: f64 = r.groups.iter().map(|g| g.cpu.user_s + g.cpu.system_s).sum();
+        out.push(("cpu/us_per_op".into(), cpu_s * 1e6 / ops as f64));
+    }
+    out.retain(|(_, v)| v.is_finite());
+    out
+}
+
+/// One metric summarised over repeated runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MetricSummary {
+    pub metric: String,
+    pub summary: Summary,
+}
+
+/// The values of each metric present in every one of `runs`, in the order
+/// of the first run. Metrics missing from some run are left out.
+pub fn collect(runs: &[RunResult]) -> Vec<(String, Vec<f64>)> {
+    let per_run: Vec<Vec<(String, f64)>> = runs.iter().map(metrics).collect();
+    let Some(first) = per_run.first() else { return Vec::new() };
+    let maps: Vec<HashMap<&str, f64>> =
+        per_run.iter().map(|m| m.iter().map(|(k, v)| (k.as_str(), *v)).collect()).collect();
+    first
+        .iter()
+        .filter_map(|(name, _)| {
+            let vals: Option<Vec<f64>> = maps.iter().map(|m| m.get(name.as_str()).copied()).collect();
+            vals.map(|v| (name.clone(), v))
+        })
+        .collect()
+}
+
+/// Summaries of the metrics present in every one of `runs`.
+pub fn summarize_runs(runs: &[RunResult]) -> Vec<MetricSummary> {
+    collect(runs).into_iter().map(|(metric, v)| MetricSummary { metric, summary: summarize(&v) }).collect()
+}
+
+/// Complaints about metrics whose runs disagree (CV above 5%).
+pub fn warnings(summaries: &[MetricSummary]) -> Vec<String> {
+    summaries
+        .iter()
+        .filter(|m| m.summary.n >= 2 && m.summary.cv > CV_WARN)
+        .map(|m| {
+            format!(
+                "CV of {} is {:.1}% (> {:.0}%): the runs disagree; add repeats or control the environment",
+                m.metric,
+                m.summary.cv * 100.0,
+                CV_WARN * 100.0
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::*;
+    use super::*;
+
+    fn get(m: &[(String, f64)], k: &str) -> f64 {
+        m.iter().find(|(n, _)| n == k).unwrap_or_else(|| panic!("no {k} in {m:?}")).1
+    }
+
+    #[test]
+    fn per_op_metrics_with_units() {
+        // 1000 reads of 4 KiB in 0.5 s, latencies 100..=1099 µs.
+        let r = run(&[job("x", 500_000_000, &[op("read", 1000, 1000 * 4096, 100_000)])], &[]);
+        let m = metrics(&r);
+        assert!((get(&m, "x/read/iops") - 2000.0).abs() < 1e-9);
+        assert!((get(&m, "x/read/bw_MiB_s") - 2000.0 * 4096.0 / 1048576.0).abs() < 1e-9);
+        let mean = get(&m, "x/read/lat_mean_us");
+        assert!((mean - 599.5).abs() < 1.0, "{mean}");
+        let p99 = get(&m, "x/read/lat_p99_us");
+        assert!((p99 - 1089.0).abs() < 2.0, "{p99}");
+        // No device watched: no device metrics.
+        assert!(!m.iter().any(|(n, _)| n.starts_with("device/")));
+        assert!((get(&m, "cpu/us_per_op") - 0.5 * 1e6 / 1000.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn duplicate_job_names_are_numbered() {
+        let r = run(
+            &[job("c", 1_000_000_000, &[op("write", 10, 40960, 1000)]), job("c", 1_000_000_000, &[op("write", 20, 81920, 1000)])],
+            &[],
+        );
+        let m = metrics(&r);
+        assert_eq!(get(&m, "c/write/iops"), 10.0);
+        assert_eq!(get(&m, "c#2/write/iops"), 20.0);
+    }
+
+    #[test]
+    fn devices_count_once_without_underlying() {
+        // dm-0 on vda2 on vda: only dm-0 counts; vda2 listed twice counts once.
+        let devs = vec![
+            dev("dm-0", &["vda2", "vda"], 2048, 4096),
+            dev("vda2", &["vda"], 2048, 4096),
+            dev("vda", &[], 9999, 9999),
+        ];
+        let r = run(&[job("x", 1_000_000_000, &[op("read", 1, 4096, 1000)])], &devs);
+        let m = metrics(&r);
+        assert_eq!(get(&m, "device/read_MiB"), 1.0);
+        assert_eq!(get(&m, "device/write_MiB"), 2.0);
+
+        let twice = vec![dev("sdb", &[], 2048, 0), dev("sdb", &[], 2048, 0), dev("sdc", &[], 2048, 0)];
+        let r = run(&[job("x", 1_000_000_000, &[op("read", 1, 4096, 1000)])], &twice);
+        assert_eq!(get(&metrics(&r), "device/read_MiB"), 2.0);
+    }
+
+    #[test]
+    fn empty_ops_have_no_latency_and_no_nan() {
+        let r = run(&[job("x", 0, &[op("read", 0, 0, 0)])], &[]);
+        let m = metrics(&r);
+        assert_eq!(get(&m, "x/read/iops"), 0.0);
+        assert!(!m.iter().any(|(n, _)| n.contains("lat_")));
+        assert!(!m.iter().any(|(n, _)| n == "cpu/us_per_op"));
+        assert!(m.iter().all(|(_, v)| v.is_finite()));
+    }
+
+    #[test]
+    fn summaries_keep_metrics_present_everywhere() {
+        let a = run(&[job("x", 1_000_000_000, &[op("read", 100, 409600, 1000)])], &[]);
+        let b = run(&[job("x", 1_000_000_000, &[op("read", 110, 450560, 1000), op("write", 5, 20480, 1000)])], &[]);
+        let c = run(&[job("x", 1_000_000_000, &[op("read", 90, 368640, 1000)])], &[]);
+        let s = summarize_runs(&[a, b, c]);
+        let names: Vec<&str> = s.iter().map(|m| m.metric.as_str()).collect();
+        assert_eq!(names[..4], ["x/read/iops", "x/read/bw_MiB_s", "x/read/lat_mean_us", "x/read/lat_p99_us"]);
+        assert!(!names.iter().any(|n| n.contains("write")));
+        let iops = &s[0].summary;
+        assert_eq!((iops.n, iops.mean, iops.sd), (3, 100.0, 10.0));
+
+        let w = warnings(&s);
+        assert!(w.iter().any(|l| l == "CV of x/read/iops is 10.0% (> 5%): the runs disagree; add repeats or control the environment"), "{w:?}");
+        assert!(summarize_runs(&[]).is_empty());
+    }
+
+    #[test]
+    fn no_warning_for_steady_or_single_runs() {
+        let a = run(&[job("x", 1_000_000_000, &[op("read", 100, 409600, 1000)])], &[]);
+        let b = run(&[job("x", 1_000_000_000, &[op("read", 101, 413696, 1000)])], &[]);
+        let iops = |s: &[MetricSummary]| warnings(s).into_iter().filter(|w| w.contains("iops")).count();
+        assert_eq!(iops(&summarize_runs(&[a.clone(), b])), 0);
+        assert_eq!(iops(&summarize_runs(&[a])), 0);
+    }
+}

@@ -1,3 +1,97 @@
-//! Repetition statistics and comparisons. (stub, being written)
+//! Repetition statistics and comparisons.
+//!
+//! A benchmark run gives one number per metric; repeating it gives a sample.
+//! This module turns `RunResult`s into named scalar metrics (`metrics`),
+//! summarises repeats of one metric (`summarize`: mean, sample standard
+//! deviation, coefficient of variation, median and a Student-t 95%
+//! confidence interval of the mean), flags metrics whose repeats disagree
+//! (`warnings`, CV above 5%), and compares two samples (`welch`: relative
+//! difference of the means with its 95% confidence interval, and Welch's
+//! unequal-variance t-test).
+//!
+//! Everything here is finite by construction (no NaN or infinity reaches a
+//! report or JSON); the degenerate cases (one run, no variance, a zero
+//! baseline) are documented where they are handled.
+
+pub mod compare;
 pub mod metrics;
 pub mod summary;
+
+pub use compare::{welch, Comparison, ALPHA};
+pub use metrics::{collect, metrics, summarize_runs, warnings, MetricSummary, CV_WARN};
+pub use summary::{summarize, t_crit_95, t_quantile, t_two_sided_p, Summary};
+
+/// Builders of small `RunResult`s for the tests of this module and its users.
+#[cfg(test)]
+pub(crate) mod testutil {
+    use crate::measure::hist::LatencyHist;
+    use crate::observe::blockdev::{DeviceReport, DiskStat};
+    use crate::result::{CpuUsage, GroupResult, JobResult, OpStats, RunResult, Timeline, SCHEMA};
+
+    /// `ops` operations of `bytes` in total, latencies `lat0_ns`, `lat0_ns + 1 µs`, ...
+    pub fn op(name: &str, ops: u64, bytes: u64, lat0_ns: u64) -> OpStats {
+        let mut lat = LatencyHist::new();
+        for i in 0..ops {
+            lat.record(lat0_ns + i * 1000);
+        }
+        OpStats { name: name.into(), ops, bytes, errors: 0, lat, slat: None, clat: None }
+    }
+
+    pub fn job(name: &str, elapsed_ns: u64, ops: &[OpStats]) -> JobResult {
+        JobResult {
+            name: name.into(),
+            group: 0,
+            threads: 1,
+            engine: "psync".into(),
+            elapsed_ns,
+            ops: ops.to_vec(),
+            timeline: Timeline::default(),
+            options: Default::default(),
+            resolved: serde_json::Value::Null,
+            partial: false,
+            error: None,
+        }
+    }
+
+    /// A device that read and wrote so many 512-byte sectors.
+    pub fn dev(name: &str, underlying: &[&str], read_sectors: u64, write_sectors: u64) -> DeviceReport {
+        let delta = DiskStat { read_sectors, write_sectors, ..Default::default() };
+        DeviceReport {
+            name: name.into(),
+            kind: "disk".into(),
+            backing_file: None,
+            underlying: underlying.iter().map(|s| s.to_string()).collect(),
+            before: DiskStat::default(),
+            after: delta.clone(),
+            delta,
+            util_pct: None,
+            note: None,
+        }
+    }
+
+    /// One group, 0.3 s user + 0.2 s system CPU.
+    pub fn run(jobs: &[JobResult], devices: &[DeviceReport]) -> RunResult {
+        RunResult {
+            schema: SCHEMA.into(),
+            fsbench_version: "test".into(),
+            started_unix: 0,
+            command: vec!["fsbench".into()],
+            jobs: jobs.to_vec(),
+            groups: vec![GroupResult {
+                group: 0,
+                elapsed_ns: 1_000_000_000,
+                cpu: CpuUsage { user_s: 0.3, system_s: 0.2, wall_s: 1.0, ..Default::default() },
+                process_io: Default::default(),
+                devices: devices.to_vec(),
+            }],
+            system: Default::default(),
+            warnings: Vec::new(),
+            partial: false,
+        }
+    }
+
+    /// A run of one job "x" doing `ops` reads of 4 KiB in one second.
+    pub fn simple(ops: u64) -> RunResult {
+        run(&[job("x", 1_000_000_000, &[op("read", ops, ops * 4096, 50_000)])], &[])
+    }
+}
