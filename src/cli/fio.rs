@@ -123,6 +123,7 @@ pub fn run(a: FioArgs) -> i32 {
 /// Run jobs and print the report; shared with `quick`'s JSON path.
 pub fn execute(jobs: Vec<crate::model::job::JobSpec>, common: &CommonArgs, command: Vec<String>) -> i32 {
     let opts = RunOptions {
+        cache_controlled: false,
         allow_device: common.allow_device,
         keep_files: common.keep_files,
         stop: super::install_stop_handler(),

@@ -96,6 +96,7 @@ pub fn run(a: QuickArgs) -> i32 {
         if direct { "O_DIRECT" } else { "buffered" }
     );
     let opts = RunOptions {
+        cache_controlled: false,
         allow_device: false,
         keep_files: false,
         stop: super::install_stop_handler(),

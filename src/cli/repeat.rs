@@ -85,6 +85,7 @@ pub fn run(jobs: Vec<JobSpec>, common: &CommonArgs, repeat: u32, cache_s: Option
             None => None,
         };
         let opts = RunOptions {
+            cache_controlled: scenario.as_ref().is_some_and(|s| *s != cache::CacheScenario::Warm),
             allow_device: common.allow_device,
             keep_files: common.keep_files,
             stop: stop.clone(),

@@ -35,7 +35,7 @@ const DROP_WAIT: Duration = Duration::from_secs(5);
 /// Most of the child's stderr kept for error messages.
 const STDERR_KEEP: usize = 16 * 1024;
 /// The option names `parse` accepts, for error messages.
-const VALID_OPTIONS: &str = "size=SIZE, fsync[=BOOL], rate=FILES_PER_S, max=FILES";
+const VALID_OPTIONS: &str = "size=SIZE, fsync[=BOOL], rate=FILES_PER_S, max=FILES, dir=PATH";
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BackgroundSpec {
@@ -130,7 +130,8 @@ impl BackgroundSpec {
                 ("fsync", Some(v)) => spec.fsync = parse_bool(v).map_err(bad)?,
                 ("rate", Some(v)) => spec.rate = Some(parse_uint(v, 1, 1_000_000).map_err(bad)?),
                 ("max", Some(v)) => spec.max_files = parse_uint(v, 1, u64::MAX).map_err(bad)?,
-                ("size" | "rate" | "max", None) => {
+                ("dir", Some(v)) if !v.is_empty() => spec.dir = PathBuf::from(v),
+                ("size" | "rate" | "max" | "dir", None) => {
                     return Err(bad(format!("needs a value ({key}=...); valid options: {VALID_OPTIONS}")))
                 }
                 _ => {
@@ -768,6 +769,7 @@ mod tests {
         assert_eq!((s.file_size, s.max_files, s.fsync), (1 << 20, 3, false));
         assert_eq!(p("files:size=0").unwrap().file_size, 0);
         assert_eq!(parse("files:max=2", PathBuf::from("/d")).unwrap().max_files, 2);
+        assert_eq!(p("files:dir=/var/tmp/bg").unwrap().dir, PathBuf::from("/var/tmp/bg"));
     }
 
     #[test]

@@ -47,6 +47,9 @@ pub fn summarize_experiment(name: &str, runs: &[ExperimentRun]) -> ExperimentSum
             if !r.cache.applied {
                 warnings.push(format!("{} r{}: cache scenario did not take effect: {}", cell.key(), r.repeat, r.cache.note.clone().unwrap_or_default()));
             }
+            if let Some(n) = r.cache.note.as_ref().filter(|n| n.contains("dirty pages pending")) {
+                warnings.push(format!("{} r{}: {n}", cell.key(), r.repeat));
+            }
             if let Some(e) = r.background.as_ref().and_then(|b| b.error.as_ref()) {
                 warnings.push(format!("{} r{}: the background load failed during the run: {e}", cell.key(), r.repeat));
             }

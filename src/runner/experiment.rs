@@ -153,6 +153,7 @@ fn run_one(
         None => None,
     };
     let run_opts = RunOptions {
+        cache_controlled: exp.caches[p.cache] != crate::environment::cache::CacheScenario::Warm,
         allow_device: opts.allow_device,
         keep_files: true,
         stop: opts.stop.clone(),

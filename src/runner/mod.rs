@@ -32,6 +32,9 @@ pub struct RunOptions {
     pub stop: Arc<AtomicBool>,
     /// Draw a progress line on stderr.
     pub progress: bool,
+    /// A cache scenario (cold, fresh mount, polluted) was applied before the
+    /// run, so a buffered working set that fits in RAM is not a surprise.
+    pub cache_controlled: bool,
     pub command: Vec<String>,
 }
 
@@ -79,6 +82,24 @@ pub fn warnings_for(spec: &JobSpec) -> Vec<String> {
     w
 }
 
+/// Buffered I/O over a working set that fits in RAM, with nothing done about
+/// the page cache, measures memory as much as storage.
+fn cache_warning(jobs: &[JobSpec]) -> Option<String> {
+    let buffered: Vec<&JobSpec> = jobs.iter().filter(|j| !j.direct && j.ioengine != "null").collect();
+    if buffered.is_empty() {
+        return None;
+    }
+    let set: u64 = buffered.iter().map(|j| j.size.unwrap_or(0) * j.numjobs as u64).sum();
+    let ram = crate::environment::cache::read_meminfo().total;
+    (set > 0 && ram > 0 && set < ram).then(|| {
+        format!(
+            "buffered I/O over a {} working set, which fits in RAM ({}), with the page cache not controlled: results may show memory speed; use direct=1, --cache=cold, or a larger size",
+            crate::report::format::bytes(set),
+            crate::report::format::bytes(ram)
+        )
+    })
+}
+
 /// Run every job; interrupted runs come back marked partial.
 pub fn run(jobs: Vec<JobSpec>, opts: &RunOptions) -> Result<RunResult, String> {
     let started_unix = std::time::SystemTime::now()
@@ -86,6 +107,9 @@ pub fn run(jobs: Vec<JobSpec>, opts: &RunOptions) -> Result<RunResult, String> {
         .map(|d| d.as_secs())
         .unwrap_or(0);
     let mut warnings: Vec<String> = jobs.iter().flat_map(warnings_for).collect();
+    if !opts.cache_controlled {
+        warnings.extend(cache_warning(&jobs));
+    }
     for w in &warnings {
         eprintln!("fsbench: warning: {w}");
     }
