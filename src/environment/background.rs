@@ -510,7 +510,14 @@ pub struct BackgroundLoad {
 impl BackgroundLoad {
     /// Start the load with this executable (`fsbench background-load`).
     pub fn start(spec: &BackgroundSpec) -> Result<BackgroundLoad, String> {
-        let exe = std::env::current_exe().map_err(|e| format!("background load: cannot find fsbench's executable: {e}"))?;
+        // /proc/self/exe still executes this very binary when the file on
+        // disk was replaced (a rebuild during a long experiment).
+        let proc_exe = std::path::Path::new("/proc/self/exe");
+        let exe = if proc_exe.exists() {
+            proc_exe.to_path_buf()
+        } else {
+            std::env::current_exe().map_err(|e| format!("background load: cannot find fsbench's executable: {e}"))?
+        };
         Self::start_with_exe(&exe, spec)
     }
 
