@@ -151,7 +151,9 @@ pub fn bar_chart(title: &str, unit: &str, groups: &[BarGroup]) -> String {
     let series = series_order(groups.iter().flat_map(|g| g.bars.iter().map(|b| b.series.as_str())));
     let per_group = groups.iter().map(|g| g.bars.len()).max().unwrap_or(0).max(1);
     let bar_w = 24.0;
-    let group_w = per_group as f64 * bar_w + 24.0;
+    // Wide enough for the longest line of a group label (~7 px a character at 12 px).
+    let label_w = groups.iter().flat_map(|g| g.label.split(" / ")).map(|l| l.chars().count() as f64 * 7.0 + 12.0).fold(0.0, f64::max);
+    let group_w = (per_group as f64 * bar_w + 24.0).max(label_w);
     let (left, right) = (80.0, 20.0);
     let plot_w = (groups.len() as f64 * group_w).max(360.0);
     let width = left + plot_w + right;
@@ -162,7 +164,8 @@ pub fn bar_chart(title: &str, unit: &str, groups: &[BarGroup]) -> String {
     let plot_top = legend(&mut legend_svg, &series, left, 44.0, plot_w) + 8.0;
     let plot_h = 240.0;
     let plot_bottom = plot_top + plot_h;
-    let height = plot_bottom + 48.0;
+    let label_lines = groups.iter().map(|g| g.label.split(" / ").count()).max().unwrap_or(1) as f64;
+    let height = plot_bottom + 34.0 + 15.0 * label_lines;
     open(&mut svg, width, height, title);
     svg.push_str(&legend_svg);
 
@@ -238,11 +241,17 @@ pub fn bar_chart(title: &str, unit: &str, groups: &[BarGroup]) -> String {
                 );
             }
         }
+        // Long "target / workload" labels break at " / " so neighbours do not overlap.
+        let lines: String = g
+            .label
+            .split(" / ")
+            .enumerate()
+            .map(|(i, part)| format!("<tspan x=\"{cx:.1}\" dy=\"{}\">{}</tspan>", if i == 0 { "0" } else { "1.2em" }, escape(part)))
+            .collect();
         let _ = writeln!(
             svg,
-            "<text class=\"label\" x=\"{cx:.1}\" y=\"{:.1}\" {FONT} font-size=\"12\" text-anchor=\"middle\">{}</text></g>",
-            plot_bottom + 18.0,
-            escape(&g.label)
+            "<text class=\"label\" x=\"{cx:.1}\" y=\"{:.1}\" {FONT} font-size=\"12\" text-anchor=\"middle\">{lines}</text></g>",
+            plot_bottom + 18.0
         );
     }
     let _ = writeln!(
@@ -510,7 +519,7 @@ mod tests {
         assert_eq!(fill(bars[1]), fill(bars[3]));
         assert_ne!(fill(bars[0]), fill(bars[1]));
         assert_eq!(svg.matches("class=\"legend\"").count(), 2);
-        assert!(svg.contains(">4k randread</text>") && svg.contains(">1m write</text>"));
+        assert!(svg.contains(">4k randread</tspan>") && svg.contains(">1m write</tspan>"));
     }
 
     #[test]

@@ -22,8 +22,19 @@ pub fn summarize_experiment(name: &str, runs: &[ExperimentRun]) -> ExperimentSum
     for (cell, rs) in by_cell {
         let results: Vec<_> = rs.iter().map(|r| r.result.clone()).collect();
         let summaries = summarize_runs(&results);
-        for w in cv_warnings(&summaries) {
-            warnings.push(format!("{}: {w}", cell.key()));
+        // One line per cell: the count of unsteady metrics and the worst one.
+        let unsteady = cv_warnings(&summaries);
+        if !unsteady.is_empty() {
+            let worst = summaries.iter().filter(|m| m.summary.n > 1).max_by(|a, b| a.summary.cv.total_cmp(&b.summary.cv));
+            if let Some(w) = worst {
+                warnings.push(format!(
+                    "{}: CV above 5% for {} metrics (worst: {} at {:.1}%): the repeats disagree; add repeats or control the environment",
+                    cell.key(),
+                    unsteady.len(),
+                    w.metric,
+                    w.summary.cv * 100.0
+                ));
+            }
         }
         let mut metrics: BTreeMap<_, _> = summaries.into_iter().map(|m| (m.metric, m.summary)).collect();
         let extra = |f: &dyn Fn(&ExperimentRun) -> Option<f64>| -> Option<crate::stats::summary::Summary> {
