@@ -329,11 +329,19 @@ fn detach_loop(dev: &Path) -> Result<(), String> {
         return Ok(());
     }
     let out = Command::new("losetup").arg("-d").arg(dev).output().map_err(|e| format!("cannot run losetup: {e}"))?;
-    if out.status.success() || !bf.exists() {
-        Ok(())
-    } else {
-        Err(format!("losetup -d: {}", String::from_utf8_lossy(&out.stderr).trim()))
+    if !out.status.success() && bf.exists() {
+        return Err(format!("losetup -d: {}", String::from_utf8_lossy(&out.stderr).trim()));
     }
+    // While something (udev's probe after the unmount) still holds the
+    // device, the kernel only marks it for auto-clear; wait until it is free
+    // so "torn down" means gone.
+    for _ in 0..50 {
+        if !bf.exists() {
+            return Ok(());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    Err(format!("{} is still attached 5 s after losetup -d (something holds it open)", dev.display()))
 }
 
 fn reset_zram(n: u32) -> Result<(), String> {
