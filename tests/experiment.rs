@@ -177,6 +177,8 @@ fn managed_ext4_run_attributes_device_writes_and_tears_down() {
     let bench = a["benchmark_write_bytes"].as_u64().unwrap();
     let device = a["device_write_bytes"].as_u64().expect("device counters for the loop device");
     assert!(bench > 0 && device >= bench, "device saw {device} B, benchmark issued {bench} B");
+    let storage = a["benchmark_storage_write_bytes"].as_u64().unwrap();
+    assert!(storage > 0 && storage <= device, "fsbench caused {storage} B of the device's {device} B");
     let share = a["benchmark_share_of_device_writes"].as_f64().unwrap();
     assert!(share > 0.0 && share <= 1.0, "share {share}");
     assert!(fsbench_mounts().is_empty(), "mounts left: {:?}", fsbench_mounts());

@@ -240,12 +240,6 @@ pub fn apply(s: &CacheScenario, target: Option<&mut ActiveTarget>) -> CacheRepor
 pub fn apply_guarded(s: &CacheScenario, target: Option<&mut ActiveTarget>) -> (CacheReport, CacheGuard) {
     let before = read_meminfo();
     let mut notes: Vec<String> = Vec::new();
-    if before.total > 0 && before.dirty > before.total / 100 {
-        notes.push(format!(
-            "dirty pages pending: {} dirty at the start (over 1% of RAM); their writeback overlaps the run",
-            mib(before.dirty)
-        ));
-    }
     let mut guard = CacheGuard::default();
     let applied = match s {
         CacheScenario::Warm => true,
@@ -319,6 +313,14 @@ pub fn apply_guarded(s: &CacheScenario, target: Option<&mut ActiveTarget>) -> (C
         }
     };
     let after = read_meminfo();
+    // What matters is what is still dirty when the run starts, after the
+    // scenario (cold syncs first).
+    if after.total > 0 && after.dirty > after.total / 100 {
+        notes.push(format!(
+            "dirty pages pending: {} dirty at the start of the run (over 1% of RAM); their writeback overlaps the run",
+            mib(after.dirty)
+        ));
+    }
     let report = CacheReport {
         scenario: s.label(),
         applied,

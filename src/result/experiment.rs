@@ -34,12 +34,19 @@ pub struct Attribution {
     /// Bytes the workload's operations transferred (what it issued).
     pub benchmark_read_bytes: u64,
     pub benchmark_write_bytes: u64,
+    /// Bytes fsbench's own process caused to be written to storage during
+    /// the run (/proc/self/io write_bytes): the benchmark's writes after the
+    /// page cache absorbed rewrites, before the journal's.
+    #[serde(default)]
+    pub benchmark_storage_write_bytes: u64,
     /// Bytes the background process wrote (its own count).
     pub background_write_bytes: u64,
     /// What reached the target's device (block counters), if it has one.
     pub device_read_bytes: Option<u64>,
     pub device_write_bytes: Option<u64>,
-    /// benchmark_write_bytes / device_write_bytes.
+    /// benchmark_storage_write_bytes / device_write_bytes: the share of what
+    /// reached the device that the benchmark caused (the rest: journal and
+    /// metadata, the background load, other processes).
     pub benchmark_share_of_device_writes: Option<f64>,
 }
 

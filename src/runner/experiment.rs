@@ -276,14 +276,15 @@ fn attribute(r: &RunResult, target: &ActiveTarget, background_write_bytes: u64) 
         }
     }
     let issued = |name: &str| -> u64 { r.jobs.iter().filter_map(|j| j.op(name)).map(|o| o.bytes).sum() };
-    let bench_w = issued("write");
+    let storage: u64 = r.groups.iter().map(|g| g.process_io.write_bytes).sum();
     Attribution {
         benchmark_read_bytes: issued("read"),
-        benchmark_write_bytes: bench_w,
+        benchmark_write_bytes: issued("write"),
+        benchmark_storage_write_bytes: storage,
         background_write_bytes,
         device_read_bytes: dev_read,
         device_write_bytes: dev_write,
-        benchmark_share_of_device_writes: dev_write.filter(|&d| d > 0).map(|d| bench_w as f64 / d as f64),
+        benchmark_share_of_device_writes: dev_write.filter(|&d| d > 0).map(|d| storage as f64 / d as f64),
     }
 }
 
