@@ -59,6 +59,16 @@ pub fn nice_ticks(max: f64) -> Vec<f64> {
     (0..=n).map(|i| i as f64 * step).collect()
 }
 
+/// The y axis and the x axis along the bottom of the plot area.
+fn axes(svg: &mut String, left: f64, plot_top: f64, plot_bottom: f64, plot_w: f64) {
+    let _ = writeln!(
+        svg,
+        "<line class=\"axis\" x1=\"{left:.1}\" y1=\"{plot_top:.1}\" x2=\"{left:.1}\" y2=\"{plot_bottom:.1}\" stroke=\"black\"/>\
+         <line class=\"axis\" x1=\"{left:.1}\" y1=\"{plot_bottom:.1}\" x2=\"{:.1}\" y2=\"{plot_bottom:.1}\" stroke=\"black\"/>",
+        left + plot_w
+    );
+}
+
 /// A tick label with as many decimals as the step needs.
 fn tick_label(v: f64, step: f64) -> String {
     let decimals = (0..10)
@@ -191,12 +201,7 @@ pub fn bar_chart(title: &str, unit: &str, groups: &[BarGroup]) -> String {
             tick_label(*t, step)
         );
     }
-    let _ = writeln!(
-        svg,
-        "<line class=\"axis\" x1=\"{left:.1}\" y1=\"{plot_top:.1}\" x2=\"{left:.1}\" y2=\"{plot_bottom:.1}\" stroke=\"black\"/>\
-         <line class=\"axis\" x1=\"{left:.1}\" y1=\"{plot_bottom:.1}\" x2=\"{:.1}\" y2=\"{plot_bottom:.1}\" stroke=\"black\"/>",
-        left + plot_w
-    );
+    axes(&mut svg, left, plot_top, plot_bottom, plot_w);
     let mid = plot_top + plot_h / 2.0;
     let _ = writeln!(
         svg,
@@ -355,12 +360,7 @@ pub fn percentile_chart(title: &str, series: &[(String, Vec<(f64, f64)>)]) -> St
             crate::measure::hist::format_pct(*p)
         );
     }
-    let _ = writeln!(
-        svg,
-        "<line class=\"axis\" x1=\"{left:.1}\" y1=\"{plot_top:.1}\" x2=\"{left:.1}\" y2=\"{plot_bottom:.1}\" stroke=\"black\"/>\
-         <line class=\"axis\" x1=\"{left:.1}\" y1=\"{plot_bottom:.1}\" x2=\"{:.1}\" y2=\"{plot_bottom:.1}\" stroke=\"black\"/>",
-        left + plot_w
-    );
+    axes(&mut svg, left, plot_top, plot_bottom, plot_w);
     let mid = plot_top + plot_h / 2.0;
     let _ = writeln!(
         svg,
