@@ -138,6 +138,9 @@ fn charted(metric: &str) -> Option<&'static str> {
     }
 }
 
+/// One line of a percentile chart: its name and (percentile, µs) points.
+type PercentileSeries = (String, Vec<(f64, f64)>);
+
 /// Bar charts (groups = target / workload, bars = cache / background, error
 /// bars = 95% CI) and one latency-percentile chart per job/op.
 pub fn charts(s: &ExperimentSummary, runs: &[ExperimentRun]) -> Vec<(String, String)> {
@@ -160,7 +163,7 @@ pub fn charts(s: &ExperimentSummary, runs: &[ExperimentRun]) -> Vec<(String, Str
         out.push((format!("{}.svg", m.replace('/', "_")), bar_chart(&format!("{} ({s_name})", m, s_name = s.experiment), unit, &groups)));
     }
     // Latency percentiles from the histograms merged over the repeats.
-    let mut by_op: BTreeMap<String, Vec<(String, Vec<(f64, f64)>)>> = BTreeMap::new();
+    let mut by_op: BTreeMap<String, Vec<PercentileSeries>> = BTreeMap::new();
     for c in &s.cells {
         let mut merged: BTreeMap<String, LatencyHist> = BTreeMap::new();
         for r in runs.iter().filter(|r| r.cell == c.cell) {
