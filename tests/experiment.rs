@@ -134,6 +134,10 @@ fn fsbench_loops() -> Vec<String> {
 }
 
 fn managed_experiment(dir: &Path, runtime: u32, background: &str, cache: &str) -> String {
+    managed_on(&format!("loop = {{ dir = \"{}\", size = \"512m\" }}", dir.display()), runtime, background, cache)
+}
+
+fn managed_on(device: &str, runtime: u32, background: &str, cache: &str) -> String {
     format!(
         r#"
 name = "managed"
@@ -144,13 +148,20 @@ background = ["{background}"]
 label = "ext4"
 fs = "ext4"
 mount = "nodelalloc"
-loop = {{ dir = "{}", size = "512m" }}
+{device}
 [[workload]]
 label = "w"
 args = ["--name=w", "--rw=write", "--bs=64k", "--size=32m", "--runtime={runtime}", "--time_based", "--fsync=16"]
-"#,
-        dir.display()
+"#
     )
+}
+
+fn zram_devices() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir("/sys/block")
+        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().to_string()).filter(|n| n.starts_with("zram")).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
 }
 
 #[test]
@@ -193,8 +204,25 @@ fn killed_experiment_leaves_no_mount_loop_device_or_file() {
     }
     let _serial = MANAGED.lock().unwrap_or_else(|e| e.into_inner());
     let work = disk_tempdir();
-    let exp = write_exp(work.path(), &managed_experiment(work.path(), 60, "files", "warm"));
-    let out = work.path().join("out");
+    kill_and_check(work.path(), &managed_experiment(work.path(), 60, "files", "warm"));
+}
+
+#[test]
+fn killed_experiment_on_zram_leaves_no_zram_device() {
+    if !is_root() || !Path::new("/sys/class/zram-control").exists() {
+        skip("needs root and the zram module");
+        return;
+    }
+    let _serial = MANAGED.lock().unwrap_or_else(|e| e.into_inner());
+    let work = disk_tempdir();
+    kill_and_check(work.path(), &managed_on("zram = \"512m\"", 60, "none", "warm"));
+}
+
+/// Start the experiment, SIGTERM it mid-run, and check nothing it made is left.
+fn kill_and_check(work: &Path, text: &str) {
+    let zram_before = zram_devices();
+    let exp = write_exp(work, text);
+    let out = work.join("out");
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("fsbench"))
         .args(["experiment", exp.to_str().unwrap(), "--out", out.to_str().unwrap()])
         .stdout(std::process::Stdio::piped())
@@ -213,7 +241,8 @@ fn killed_experiment_leaves_no_mount_loop_device_or_file() {
     assert_eq!(o.status.code(), Some(130), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(fsbench_mounts().is_empty(), "mounts left: {:?}", fsbench_mounts());
     assert!(fsbench_loops().is_empty(), "loop devices left: {:?}", fsbench_loops());
-    let images: Vec<_> = std::fs::read_dir(work.path())
+    assert_eq!(zram_devices(), zram_before, "zram devices left");
+    let images: Vec<_> = std::fs::read_dir(work)
         .unwrap()
         .filter_map(|e| e.ok())
         .filter(|e| e.file_name().to_string_lossy().starts_with("fsbench-loop"))

@@ -42,7 +42,11 @@ pub fn summarize_experiment(name: &str, runs: &[ExperimentRun]) -> ExperimentSum
             (xs.len() == rs.len()).then(|| summarize(&xs))
         };
         let mib = |b: u64| b as f64 / 1048576.0;
-        if let Some(s) = extra(&|r| r.attribution.benchmark_share_of_device_writes.map(|x| x * 100.0)) {
+        let share = |r: &ExperimentRun| {
+            let a = &r.attribution;
+            a.device_write_bytes.filter(|&d| d > 0).map(|d| a.benchmark_storage_write_bytes.min(d) as f64 * 100.0 / d as f64)
+        };
+        if let Some(s) = extra(&share) {
             metrics.insert("attribution/benchmark_share_of_device_writes_pct".into(), s);
         }
         if let Some(s) = extra(&|r| r.attribution.device_write_bytes.map(mib)) {
@@ -67,6 +71,16 @@ pub fn summarize_experiment(name: &str, runs: &[ExperimentRun]) -> ExperimentSum
             if r.result.partial {
                 warnings.push(format!("{} r{}: partial run", cell.key(), r.repeat));
             }
+        }
+        let unwritten = rs.iter().filter(|r| {
+            let a = &r.attribution;
+            a.device_write_bytes.is_some_and(|d| a.benchmark_storage_write_bytes > 2 * d.max(1 << 20))
+        });
+        if unwritten.count() > 0 {
+            warnings.push(format!(
+                "{}: most of the benchmark's buffered writes were still in the page cache when the run ended (dirtied far more than reached the device): the result measures memory; run longer, add fsync, or use direct=1",
+                cell.key()
+            ));
         }
         if let (Some(dev), Some(bench)) = (
             metrics.get("attribution/device_write_MiB").map(|s| s.mean),
