@@ -247,12 +247,6 @@ macro_rules! sqe {
 }
 
 impl IoEngine for Uring {
-    fn name(&self) -> &'static str {
-        INFO.name
-    }
-    fn caps(&self) -> Caps {
-        INFO.caps
-    }
 
     fn setup(&mut self, files: &[EngineFile], bufs: &[EngineBuf]) -> io::Result<()> {
         self.fds = files.iter().map(|f| f.fd).collect();

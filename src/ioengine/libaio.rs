@@ -310,12 +310,6 @@ impl Libaio {
 }
 
 impl IoEngine for Libaio {
-    fn name(&self) -> &'static str {
-        INFO.name
-    }
-    fn caps(&self) -> Caps {
-        INFO.caps
-    }
 
     fn setup(&mut self, files: &[EngineFile], bufs: &[EngineBuf]) -> io::Result<()> {
         self.fds = files.iter().map(|f| f.fd).collect();

@@ -94,12 +94,6 @@ fn map_file(f: &EngineFile) -> io::Result<Map> {
 }
 
 impl IoEngine for Mmap {
-    fn name(&self) -> &'static str {
-        INFO.name
-    }
-    fn caps(&self) -> Caps {
-        INFO.caps
-    }
 
     fn setup(&mut self, files: &[EngineFile], _bufs: &[EngineBuf]) -> io::Result<()> {
         self.unmap_all();

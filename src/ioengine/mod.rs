@@ -98,9 +98,8 @@ pub struct EngineConfig<'a> {
     pub options: &'a EngineOptions,
 }
 
+/// An engine's name and capabilities live in its `EngineInfo`, not here.
 pub trait IoEngine: Send {
-    fn name(&self) -> &'static str;
-    fn caps(&self) -> Caps;
     /// Called once before the first I/O with the worker's files and buffers.
     fn setup(&mut self, files: &[EngineFile], bufs: &[EngineBuf]) -> io::Result<()>;
     /// Hand one I/O to the engine.

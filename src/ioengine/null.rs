@@ -13,12 +13,6 @@ pub const INFO: EngineInfo = EngineInfo {
 };
 
 impl IoEngine for Null {
-    fn name(&self) -> &'static str {
-        INFO.name
-    }
-    fn caps(&self) -> Caps {
-        INFO.caps
-    }
     fn setup(&mut self, _files: &[EngineFile], _bufs: &[EngineBuf]) -> io::Result<()> {
         Ok(())
     }

@@ -14,12 +14,6 @@ pub const INFO: EngineInfo = EngineInfo {
 };
 
 impl IoEngine for Psync {
-    fn name(&self) -> &'static str {
-        INFO.name
-    }
-    fn caps(&self) -> Caps {
-        INFO.caps
-    }
     fn setup(&mut self, files: &[EngineFile], _bufs: &[EngineBuf]) -> io::Result<()> {
         self.fds = files.iter().map(|f| f.fd).collect();
         Ok(())

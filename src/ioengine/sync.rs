@@ -16,12 +16,6 @@ pub const INFO: EngineInfo = EngineInfo {
 };
 
 impl IoEngine for Sync {
-    fn name(&self) -> &'static str {
-        INFO.name
-    }
-    fn caps(&self) -> Caps {
-        INFO.caps
-    }
     fn setup(&mut self, files: &[EngineFile], _bufs: &[EngineBuf]) -> io::Result<()> {
         self.fds = files.iter().map(|f| f.fd).collect();
         // u64::MAX forces an lseek before the first I/O on each file.

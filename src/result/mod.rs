@@ -42,6 +42,16 @@ impl OpStats {
         }
     }
 
+    /// Zero the counts and empty the histograms, keeping their allocations.
+    pub fn reset(&mut self) {
+        self.ops = 0;
+        self.bytes = 0;
+        self.errors = 0;
+        for h in [Some(&mut self.lat), self.slat.as_mut(), self.clat.as_mut()].into_iter().flatten() {
+            h.reset();
+        }
+    }
+
     pub fn merge(&mut self, o: &OpStats) {
         self.ops += o.ops;
         self.bytes += o.bytes;

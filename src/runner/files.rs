@@ -17,7 +17,6 @@ use std::path::{Path, PathBuf};
 pub struct PreparedFile {
     pub path: PathBuf,
     pub region: Region,
-    pub is_device: bool,
     /// Missing until the worker opens it (create_on_open).
     pub create: bool,
 }
@@ -111,7 +110,7 @@ pub fn prepare(
         } else {
             lay_out(spec, &path, region.end, ledger)?
         };
-        out.push(PreparedFile { path, region, is_device, create });
+        out.push(PreparedFile { path, region, create });
     }
     Ok(out)
 }

@@ -417,11 +417,11 @@ impl<'a> Worker<'a> {
         partial
     }
 
+    /// The ramp is over: forget what it recorded.
     fn start_window(&mut self) {
         self.measuring = true;
         for s in self.stats.iter_mut() {
-            let name = std::mem::take(&mut s.name);
-            *s = OpStats::new(&name, s.slat.is_some());
+            s.reset();
         }
     }
 
@@ -467,7 +467,7 @@ impl<'a> Worker<'a> {
                 self.batch.push(slot);
             }
             Err(e) => {
-                self.set_error(format!("{}: queue: {e}", self.engine.name()));
+                self.set_error(format!("{}: queue: {e}", self.spec.ioengine));
                 self.free.push(slot);
             }
         }
@@ -475,7 +475,7 @@ impl<'a> Worker<'a> {
 
     fn commit(&mut self) {
         if let Err(e) = self.engine.commit() {
-            self.set_error(format!("{}: submit: {e}", self.engine.name()));
+            self.set_error(format!("{}: submit: {e}", self.spec.ioengine));
         }
         let t = Instant::now();
         for &s in &self.batch {
@@ -497,7 +497,7 @@ impl<'a> Worker<'a> {
             }
             Err(e) => {
                 // In-flight I/O can no longer be accounted; stop the job.
-                self.set_error(format!("{}: reap: {e}", self.engine.name()));
+                self.set_error(format!("{}: reap: {e}", self.spec.ioengine));
                 self.inflight = 0;
                 self.free = (0..self.slots.len() as u32).collect();
             }
