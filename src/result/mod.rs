@@ -176,6 +176,9 @@ pub struct JobResult {
     /// Per-job error text (the job stopped on an I/O error).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub error: Option<String>,
+    /// Filebench-style runs: flowop classes, shortages, filesets, intervals.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub flow: Option<flow::FlowReport>,
 }
 
 impl JobResult {
@@ -216,3 +219,4 @@ pub struct RunResult {
 }
 
 pub mod experiment;
+pub mod flow;

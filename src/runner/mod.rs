@@ -283,6 +283,7 @@ fn collect_results(gid: u32, members: &[usize], jobs: &[JobSpec], outputs: Vec<(
             resolved: serde_json::to_value(spec).unwrap_or_default(),
             partial: false,
             error: None,
+            flow: None,
         };
         if !group_reporting || out.is_empty() {
             out.push(fresh());

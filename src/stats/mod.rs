@@ -50,6 +50,7 @@ pub(crate) mod testutil {
             resolved: serde_json::Value::Null,
             partial: false,
             error: None,
+            flow: None,
         }
     }
 

@@ -1,0 +1,130 @@
+//! What a Filebench-style run adds to its `JobResult`: which flowops count
+//! as I/O and on which side of rd/wr, what ran short, the filesets as built,
+//! and psrun's interval statistics. The per-flowop counts and latency
+//! histograms themselves are ordinary `OpStats` in `JobResult::ops`, one per
+//! flowop name (same-named flowops of all threads merged, as Filebench does).
+
+use crate::model::flow::{Direction, FlowopKind};
+use crate::result::{rate, JobResult};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct FlowReport {
+    /// One entry per distinct flowop name, in definition order; the same
+    /// order as `JobResult::ops`.
+    pub flowops: Vec<FlowopInfo>,
+    pub filesets: Vec<FilesetReport>,
+    /// psrun: one entry per printed interval.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intervals: Vec<IntervalStats>,
+    /// "duration", "firstdone", "alldone" or "interrupted".
+    pub ended_by: String,
+    pub seed: u64,
+    /// Thread instances that ran.
+    pub threads: u32,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FlowopInfo {
+    pub name: String,
+    /// WML type name ("readwholefile", ...).
+    pub kind: String,
+    /// Counted in the IO Summary.
+    pub io: bool,
+    pub direction: Direction,
+    /// Calls that found no free (createfile) or no existing (open, delete,
+    /// stat, ...) file and did nothing; Filebench's NORSC.
+    pub out_of_files: u64,
+    /// deletefile calls that skipped a file another thread had open
+    /// (Filebench skips these silently and records no op).
+    pub busy_skips: u64,
+}
+
+impl FlowopInfo {
+    pub fn new(name: &str, kind: FlowopKind) -> FlowopInfo {
+        FlowopInfo {
+            name: name.to_string(),
+            kind: kind.wml_name().to_string(),
+            io: kind.is_io(),
+            direction: kind.direction(),
+            out_of_files: 0,
+            busy_skips: 0,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct FilesetReport {
+    pub name: String,
+    pub path: String,
+    /// Entries defined (files) and how many existed when the run started.
+    pub entries: u64,
+    pub existing_at_start: u64,
+    pub leafdirs: u64,
+    pub directories: u64,
+    /// Mean of the drawn sizes over all entries, in bytes.
+    pub mean_size_bytes: f64,
+    /// Mean number of directories between the fileset root and a file.
+    pub mean_depth: f64,
+    /// Bytes written while preallocating, and how long it took.
+    pub preallocated_bytes: u64,
+    pub populate_s: f64,
+}
+
+/// psrun statistics of one interval (since the previous print when reset,
+/// since the start otherwise).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct IntervalStats {
+    /// Seconds from the start of the measured window to this print.
+    pub at_s: f64,
+    /// Length of the window the figures cover, in seconds.
+    pub span_s: f64,
+    /// Per flowop, in `FlowReport::flowops` order.
+    pub ops: Vec<u64>,
+    pub bytes: Vec<u64>,
+    pub lat_sum_ns: Vec<u64>,
+}
+
+/// Filebench's `IO Summary` line, computed from the per-flowop results.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct IoSummary {
+    /// I/O-type flowop calls.
+    pub ops: u64,
+    pub ops_per_s: f64,
+    /// Read-attributed and write-attributed calls per second.
+    pub reads_per_s: f64,
+    pub writes_per_s: f64,
+    /// MiB per second over all I/O-type flowops.
+    pub mib_per_s: f64,
+    /// Op-weighted mean latency over all I/O-type flowops, in ms: not a
+    /// request latency.
+    pub ms_per_op: f64,
+}
+
+impl FlowReport {
+    /// Filebench's definition: ops of I/O-type flowops; rd/wr by direction;
+    /// ms/op = total latency / ops over those flowops.
+    pub fn io_summary(&self, job: &JobResult) -> IoSummary {
+        let (mut ops, mut rd, mut wr, mut bytes, mut lat_ns) = (0u64, 0u64, 0u64, 0u64, 0f64);
+        for info in self.flowops.iter().filter(|f| f.io) {
+            let Some(s) = job.op(&info.name) else { continue };
+            ops += s.ops;
+            bytes += s.bytes;
+            lat_ns += s.lat.mean() * s.lat.count() as f64;
+            match info.direction {
+                Direction::Read => rd += s.ops,
+                Direction::Write => wr += s.ops,
+                Direction::None => {}
+            }
+        }
+        let t = job.elapsed_ns;
+        IoSummary {
+            ops,
+            ops_per_s: rate(ops, t),
+            reads_per_s: rate(rd, t),
+            writes_per_s: rate(wr, t),
+            mib_per_s: rate(bytes, t) / 1048576.0,
+            ms_per_op: if ops == 0 { 0.0 } else { lat_ns / ops as f64 / 1e6 },
+        }
+    }
+}
