@@ -2,3 +2,4 @@
 
 pub mod experiment;
 pub mod fio;
+pub mod personalities;
