@@ -60,6 +60,9 @@ pub struct RunSpec {
     /// `psrun`: print statistics every `period_s`; `reset` (a negative
     /// period in WML) makes them interval statistics.
     pub interval: Option<Interval>,
+    /// 1.4 `warmup N`: seconds run before the statistics are cleared (0: none,
+    /// as in Filebench 1.5).
+    pub warmup_s: u64,
 }
 
 #[derive(Clone, Copy, Debug, Serialize, PartialEq)]
