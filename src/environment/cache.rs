@@ -539,17 +539,16 @@ mod tests {
         let _l = lock();
         let dir = tempfile::tempdir_in("/var/tmp").unwrap();
         let f = dir.path().join("f");
-        let start = read_meminfo();
+        // Other tests create and delete files concurrently, so the system-wide
+        // Cached figure is not this file's; mincore on the file is.
         std::fs::write(&f, vec![7u8; 64 << 20]).unwrap();
         let data = std::fs::read(&f).unwrap();
         assert_eq!(data.len(), 64 << 20);
-        let filled = read_meminfo();
-        assert!(filled.cached >= start.cached + (48 << 20), "{start:?} -> {filled:?}");
         let (res, pages) = resident_pages(&f).unwrap();
         assert!(res * 10 >= pages * 9, "{res}/{pages}");
         let r = apply(&CacheScenario::Cold, None);
         assert!(r.applied, "{r:?}");
-        assert!(r.cached_after_bytes + (48 << 20) <= r.cached_before_bytes, "{r:?}");
+        assert!(r.cached_after_bytes < r.cached_before_bytes, "{r:?}");
         assert_eq!(resident_pages(&f).unwrap().0, 0);
     }
 

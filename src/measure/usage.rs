@@ -90,7 +90,10 @@ mod tests {
         }
         assert!(x > 0);
         assert!(u.user_s >= 0.1, "user {} after {:?}", u.user_s, t.elapsed());
-        assert!(u.wall_s >= u.user_s * 0.9, "wall {} < user {}", u.wall_s, u.user_s);
+        // Other tests run threads in this process, so user time may exceed
+        // wall time here; the wall clock must agree with an independent one.
+        let elapsed = t.elapsed().as_secs_f64();
+        assert!(u.wall_s <= elapsed + 0.01 && u.wall_s >= elapsed * 0.5, "wall {} vs {elapsed}", u.wall_s);
     }
 
     #[test]
