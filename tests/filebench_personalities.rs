@@ -412,7 +412,7 @@ fn walk(root: &Path) -> Vec<(PathBuf, usize, u64)> {
             let md = e.metadata().unwrap();
             if md.is_dir() {
                 stack.push(e.path());
-            } else if md.is_file() {
+            } else if md.is_file() && !e.file_name().to_string_lossy().starts_with(".fsbench") {
                 let depth = e.path().strip_prefix(root).unwrap().components().count() - 1;
                 out.push((e.path(), depth, md.len()));
             }

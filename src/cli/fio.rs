@@ -115,13 +115,13 @@ pub fn run(a: FioArgs) -> i32 {
     let mut command = vec!["fsbench".to_string(), "fio".to_string()];
     command.extend(a.args.iter().cloned());
     if flags.repeat > 1 || flags.cache.is_some() || flags.background.is_some() {
-        return super::repeat::run(parsed.jobs, &flags.common, flags.repeat, flags.cache.as_deref(), flags.background.as_deref(), command);
+        return super::repeat::run(crate::model::Plan::Jobs(parsed.jobs), &flags.common, flags.repeat, flags.cache.as_deref(), flags.background.as_deref(), command);
     }
-    execute(parsed.jobs, &flags.common, command)
+    execute(crate::model::Plan::Jobs(parsed.jobs), &flags.common, command)
 }
 
 /// Run jobs and print the report; shared with `quick`'s JSON path.
-pub fn execute(jobs: Vec<crate::model::job::JobSpec>, common: &CommonArgs, command: Vec<String>) -> i32 {
+pub fn execute(plan: crate::model::Plan, common: &CommonArgs, command: Vec<String>) -> i32 {
     let opts = RunOptions {
         cache_controlled: false,
         allow_device: common.allow_device,
@@ -130,7 +130,7 @@ pub fn execute(jobs: Vec<crate::model::job::JobSpec>, common: &CommonArgs, comma
         progress: super::want_progress(common),
         command,
     };
-    let result = match runner::run(jobs, &opts) {
+    let result = match runner::execute(&plan, &opts) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("fsbench: error: {e}");

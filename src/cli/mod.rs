@@ -2,6 +2,7 @@
 
 mod experiment;
 mod compare;
+mod filebench;
 mod fio;
 mod quick;
 mod repeat;
@@ -28,6 +29,9 @@ enum Command {
     /// `fsbench fio JOB.fio [--size=1g ...]` or `fsbench fio --name=x --rw=randread ...`.
     /// fio options are `--key=value`; fsbench's own flags are listed below.
     Fio(fio::FioArgs),
+    /// Run a Filebench workload: a shipped personality by name
+    /// (`fsbench filebench fileserver --set dir=/mnt/x`) or a .f file (`-f my.f`).
+    Filebench(filebench::FilebenchArgs),
     /// Compare two results per metric: relative difference with its 95% confidence interval and Welch's t-test
     Compare(compare::CompareArgs),
     /// Run an experiment file: targets × workloads × cache scenarios ×
@@ -72,6 +76,7 @@ pub fn main() -> i32 {
     match cli.command {
         Command::Quick(a) => quick::run(a),
         Command::Fio(a) => fio::run(a),
+        Command::Filebench(a) => filebench::run(a),
         Command::Compare(a) => compare::run(a),
         Command::BackgroundLoad(a) => crate::environment::background::child_main_args(a),
         Command::Experiment(a) => experiment::run_cmd(a),

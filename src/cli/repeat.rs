@@ -4,14 +4,13 @@
 use super::CommonArgs;
 use crate::environment::background::{self, BackgroundLoad};
 use crate::environment::cache;
-use crate::model::job::JobSpec;
+use crate::model::Plan;
 use crate::report::OutputFormat;
 use crate::result::RunResult;
 use crate::runner::{self, RunOptions};
 use crate::stats::metrics::{summarize_runs, warnings, MetricSummary};
 use serde::Serialize;
 use std::fmt::Write;
-use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
 /// `--output-format=json` of a repeated run.
@@ -27,21 +26,7 @@ struct Repeated<'a> {
     warnings: &'a [String],
 }
 
-/// Where the background load writes: next to the jobs' files.
-fn job_dir(jobs: &[JobSpec]) -> PathBuf {
-    let j = &jobs[0];
-    if let Some(d) = &j.directory {
-        return d.clone();
-    }
-    j.filenames
-        .first()
-        .and_then(|f| f.parent())
-        .filter(|p| !p.as_os_str().is_empty())
-        .map(|p| p.to_path_buf())
-        .unwrap_or_else(|| PathBuf::from("."))
-}
-
-pub fn run(jobs: Vec<JobSpec>, common: &CommonArgs, repeat: u32, cache_s: Option<&str>, bg: Option<&str>, command: Vec<String>) -> i32 {
+pub fn run(plan: Plan, common: &CommonArgs, repeat: u32, cache_s: Option<&str>, bg: Option<&str>, command: Vec<String>) -> i32 {
     let scenario = match cache_s.map(cache::parse).transpose() {
         Ok(s) => s,
         Err(e) => {
@@ -49,7 +34,7 @@ pub fn run(jobs: Vec<JobSpec>, common: &CommonArgs, repeat: u32, cache_s: Option
             return 2;
         }
     };
-    let bg_dir = job_dir(&jobs).join("fsbench-background");
+    let bg_dir = plan.data_dir().join("fsbench-background");
     let bg_spec = match bg.map(|b| background::parse(b, bg_dir)).transpose() {
         Ok(s) => s,
         Err(e) => {
@@ -92,7 +77,7 @@ pub fn run(jobs: Vec<JobSpec>, common: &CommonArgs, repeat: u32, cache_s: Option
             progress: super::want_progress(common),
             command: command.clone(),
         };
-        let result = runner::run(jobs.clone(), &opts);
+        let result = runner::execute(&plan, &opts);
         drop(guard);
         if let Some(l) = load {
             match l.stop() {

@@ -17,6 +17,11 @@
 //! label = "seq-write"
 //! fio = "../fio/seed-002-delalloc.fio"      # relative to this file (optional)
 //! args = ["--size=${size}", "--filename=${target}/f"]
+//! [[workload]]
+//! label = "fileserver"
+//! filebench = "fileserver"       # a shipped personality, or a .f file relative to this file
+//! set = { nfiles = "${nfiles}" } # `set $name` overrides; $dir defaults to ${target}
+//! runtime = 30                   # seconds (optional)
 //! ```
 //!
 //! Every error names the file, line, column and key.
@@ -64,13 +69,25 @@ impl BackgroundChoice {
     }
 }
 
-/// A fio workload: an optional job file plus arguments, `${…}` still unexpanded
-/// (`${target}` is known only when the target is up).
+/// A workload of the matrix, `${…}` still unexpanded (`${target}` is known
+/// only when the target is up): fio (an optional job file plus arguments) or
+/// Filebench (a personality or .f file plus `set` overrides).
 #[derive(Clone, Debug)]
 pub struct Workload {
     pub label: String,
     pub fio_file: Option<PathBuf>,
     pub args: Vec<String>,
+    pub filebench: Option<FilebenchSource>,
+    /// `set $name` overrides of a Filebench workload.
+    pub sets: Vec<(String, String)>,
+    /// Seconds (`--runtime`), possibly `${param}`: checked once expanded.
+    pub runtime: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum FilebenchSource {
+    Personality(String),
+    File(PathBuf),
 }
 
 /// An error with its place in the file.
@@ -145,6 +162,10 @@ struct RawWorkload {
     fio: Option<Spanned<String>>,
     #[serde(default)]
     args: Vec<String>,
+    filebench: Option<Spanned<String>>,
+    #[serde(default)]
+    set: BTreeMap<String, Spanned<toml::Value>>,
+    runtime: Option<Spanned<toml::Value>>,
 }
 
 /// Maps byte offsets of the text to line and column.
@@ -331,6 +352,56 @@ fn target(loc: &Locator, t: &RawTarget, params: &BTreeMap<String, String>) -> Re
 }
 
 fn workload(loc: &Locator, w: &RawWorkload, base: &Path) -> Result<Workload, ExperimentError> {
+    let label = w.label.get_ref().clone();
+    if let Some(fb) = &w.filebench {
+        if w.fio.is_some() || !w.args.is_empty() {
+            return Err(loc.span(fb, "filebench", "a workload is either fio (fio, args) or filebench (filebench, set, runtime), not both"));
+        }
+        let name = fb.get_ref();
+        let source = if name.ends_with(".f") || name.contains('/') {
+            let p = base.join(name);
+            if !p.is_file() {
+                return Err(loc.span(fb, "filebench", format!("workload file {} does not exist", p.display())));
+            }
+            FilebenchSource::File(p)
+        } else if crate::frontend::personalities::find(name).is_some() {
+            FilebenchSource::Personality(name.clone())
+        } else {
+            let hint = crate::frontend::personalities::closest(name).map(|c| format!("; did you mean '{c}'?")).unwrap_or_default();
+            return Err(loc.span(fb, "filebench", format!("no personality named '{name}'{hint} (or give a path ending in .f)")));
+        };
+        let mut sets = Vec::new();
+        for (k, v) in &w.set {
+            let text = match v.get_ref() {
+                toml::Value::String(s) => s.clone(),
+                toml::Value::Integer(i) => i.to_string(),
+                toml::Value::Boolean(b) => b.to_string(),
+                _ => return Err(loc.span(v, k, "expected a string, integer or boolean")),
+            };
+            sets.push((k.trim_start_matches('$').to_string(), text));
+        }
+        let runtime = match &w.runtime {
+            Some(r) => {
+                let text = match r.get_ref() {
+                    toml::Value::Integer(i) => i.to_string(),
+                    toml::Value::String(s) => s.clone(),
+                    _ => return Err(loc.span(r, "runtime", "expected seconds (an integer, or a string with ${param})")),
+                };
+                if !text.contains("${") {
+                    runtime_seconds(&text).map_err(|m| loc.span(r, "runtime", m))?;
+                }
+                Some(text)
+            }
+            None => None,
+        };
+        return Ok(Workload { label, fio_file: None, args: Vec::new(), filebench: Some(source), sets, runtime });
+    }
+    if let Some((k, _)) = w.set.iter().next() {
+        return Err(loc.span(&w.label, "set", format!("'set.{k}' applies to filebench workloads; fio workloads take args")));
+    }
+    if let Some(r) = &w.runtime {
+        return Err(loc.span(r, "runtime", "runtime applies to filebench workloads; fio workloads take args = [\"--runtime=N\"]"));
+    }
     let fio_file = match &w.fio {
         Some(f) => {
             let p = base.join(f.get_ref());
@@ -342,9 +413,17 @@ fn workload(loc: &Locator, w: &RawWorkload, base: &Path) -> Result<Workload, Exp
         None => None,
     };
     if fio_file.is_none() && !w.args.iter().any(|a| a.starts_with("--name=")) {
-        return Err(loc.span(&w.label, "workload", "expected fio = JOBFILE or args with --name=..."));
+        return Err(loc.span(&w.label, "workload", "expected fio = JOBFILE, args with --name=..., or filebench = PERSONALITY"));
     }
-    Ok(Workload { label: w.label.get_ref().clone(), fio_file, args: w.args.clone() })
+    Ok(Workload { label, fio_file, args: w.args.clone(), filebench: None, sets: Vec::new(), runtime: None })
+}
+
+/// A Filebench workload's `runtime`, once `${…}` is expanded.
+pub fn runtime_seconds(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("runtime '{text}': expected a number of seconds ≥ 1")),
+    }
 }
 
 /// Replace `${name}` with a parameter (or `${target}` with the target path).
@@ -500,5 +579,32 @@ args = ["--name=w", "--rw=write", "--size=${size}", "--directory=${target}"]
     fn workload_without_job_file_or_name() {
         let e = err_at(&GOOD.replace("\"--name=w\", ", ""));
         assert!(e.message.contains("--name"), "{e}");
+    }
+
+    const FB: &str = "name = \"t\"\n[[target]]\nlabel = \"dir\"\ndirectory = \"/tmp\"\n[[workload]]\nlabel = \"fs\"\n";
+
+    #[test]
+    fn filebench_workload_by_personality_with_sets() {
+        let e = parse_str(&format!("{FB}filebench = \"fileserver\"\nset = {{ nfiles = 100, dir = \"${{target}}/x\" }}\nruntime = 5\n")).unwrap();
+        let w = &e.workloads[0];
+        assert_eq!(w.filebench, Some(FilebenchSource::Personality("fileserver".into())));
+        assert!(w.sets.contains(&("nfiles".into(), "100".into())), "{:?}", w.sets);
+        assert!(w.sets.contains(&("dir".into(), "${target}/x".into())), "{:?}", w.sets);
+        assert_eq!(w.runtime.as_deref(), Some("5"));
+    }
+
+    #[test]
+    fn filebench_workload_errors_are_located() {
+        let e = err_at(&format!("{FB}filebench = \"filesrever\"\n"));
+        assert_eq!(e.line, 7, "{e}");
+        assert!(e.message.contains("did you mean 'fileserver'"), "{e}");
+        let e = err_at(&format!("{FB}filebench = \"varmail\"\nargs = [\"--name=x\"]\n"));
+        assert!(e.message.contains("not both"), "{e}");
+        let e = err_at(&format!("{FB}filebench = \"varmail\"\nruntime = 0\n"));
+        assert_eq!(e.line, 8, "{e}");
+        let e = err_at(&format!("{FB}filebench = \"missing/x.f\"\n"));
+        assert!(e.message.contains("does not exist"), "{e}");
+        let e = err_at(&format!("{FB}args = [\"--name=x\"]\nruntime = 3\n"));
+        assert!(e.message.contains("filebench workloads"), "{e}");
     }
 }

@@ -3,3 +3,4 @@
 pub mod experiment;
 pub mod fio;
 pub mod personalities;
+pub mod wml;

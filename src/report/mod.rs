@@ -2,6 +2,7 @@
 
 pub mod chart;
 pub mod experiment;
+pub mod filebench;
 pub mod fio_json;
 pub mod format;
 pub mod json;

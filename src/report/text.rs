@@ -17,7 +17,10 @@ pub fn render(r: &RunResult) -> String {
     }
     for g in &r.groups {
         for j in r.jobs.iter().filter(|j| j.group == g.group) {
-            job(&mut s, j);
+            match &j.flow {
+                Some(f) => super::filebench::job(&mut s, j, f),
+                None => job(&mut s, j),
+            }
         }
         let members: Vec<&JobResult> = r.jobs.iter().filter(|j| j.group == g.group).collect();
         group(&mut s, g, &members);
@@ -93,7 +96,7 @@ fn lat_lines(s: &mut String, what: &str, h: &LatencyHist) {
 }
 
 fn group(s: &mut String, g: &GroupResult, jobs: &[&JobResult]) {
-    let ops: u64 = jobs.iter().map(|j| j.total_ops()).sum();
+    let ops: u64 = jobs.iter().map(|j| j.counted_ops()).sum();
     let c = &g.cpu;
     let _ = writeln!(
         s,
@@ -106,10 +109,10 @@ fn group(s: &mut String, g: &GroupResult, jobs: &[&JobResult]) {
         thousands(c.voluntary_ctx_switches),
         thousands(c.involuntary_ctx_switches)
     );
-    let issued = |name: &str| -> (u64, u64) {
-        jobs.iter().filter_map(|j| j.op(name)).fold((0, 0), |(n, b), o| (n + o.ops, b + o.bytes))
-    };
-    let ((rn, rb), (wn, wb)) = (issued("read"), issued("write"));
+    let ((rn, rb), (wn, wb)) = jobs.iter().fold(((0, 0), (0, 0)), |((rn, rb), (wn, wb)), j| {
+        let ((a, b), (c, d)) = j.issued();
+        ((rn + a, rb + b), (wn + c, wb + d))
+    });
     let _ = writeln!(
         s,
         "  issued by the jobs (measured window): read {} ios {}, write {} ios {}",

@@ -128,3 +128,40 @@ impl FlowReport {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::testutil::{job, op};
+
+    #[test]
+    fn io_summary_counts_only_io_flowops_and_splits_rd_wr() {
+        // 2 s window: readfile 100 ops of 1 KiB, writefile 50 ops, closefile 30 (I/O, neither
+        // side), hog 1000 (not I/O).
+        let j0 = job(
+            "w",
+            2_000_000_000,
+            &[op("readfile", 100, 102_400, 1_000_000), op("writefile", 50, 51_200, 3_000_000), op("closefile", 30, 0, 10_000), op("hog", 1000, 0, 5_000_000)],
+        );
+        let f = FlowReport {
+            flowops: vec![
+                FlowopInfo::new("readfile", FlowopKind::ReadWholeFile),
+                FlowopInfo::new("writefile", FlowopKind::WriteWholeFile),
+                FlowopInfo::new("closefile", FlowopKind::CloseFile),
+                FlowopInfo::new("hog", FlowopKind::Hog),
+            ],
+            ..Default::default()
+        };
+        let s = f.io_summary(&j0);
+        assert_eq!(s.ops, 180);
+        assert!((s.ops_per_s - 90.0).abs() < 1e-9);
+        assert!((s.reads_per_s - 50.0).abs() < 1e-9);
+        assert!((s.writes_per_s - 25.0).abs() < 1e-9);
+        assert!((s.mib_per_s - 153_600.0 / 2.0 / 1048576.0).abs() < 1e-9);
+        // Op-weighted mean of the three I/O flowops' mean latencies, hog left out.
+        let lat = |o: &str| j0.op(o).unwrap().lat.mean() * j0.op(o).unwrap().ops as f64;
+        let want = (lat("readfile") + lat("writefile") + lat("closefile")) / 180.0 / 1e6;
+        assert!((s.ms_per_op - want).abs() < 1e-9, "{} vs {want}", s.ms_per_op);
+        assert!(s.ms_per_op > 1.0 && s.ms_per_op < 3.0);
+    }
+}

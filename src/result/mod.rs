@@ -188,6 +188,35 @@ impl JobResult {
     pub fn total_ops(&self) -> u64 {
         self.ops.iter().map(|o| o.ops).sum()
     }
+
+    /// The operations CPU per op is divided by: every op of a fio-style
+    /// job; only the IO Summary's ops of a Filebench-style one (hog, delay,
+    /// semaphores and limits are not I/O).
+    pub fn counted_ops(&self) -> u64 {
+        match &self.flow {
+            Some(f) => f.io_summary(self).ops,
+            None => self.total_ops(),
+        }
+    }
+
+    /// (ops, bytes) read and written: the `read`/`write` operations of a
+    /// fio-style job, the read- and write-attributed flowops of a
+    /// Filebench-style one.
+    pub fn issued(&self) -> ((u64, u64), (u64, u64)) {
+        let sum = |pick: &dyn Fn(&OpStats) -> bool| {
+            self.ops.iter().filter(|o| pick(o)).fold((0, 0), |(n, b), o| (n + o.ops, b + o.bytes))
+        };
+        match &self.flow {
+            Some(f) => {
+                let dir = |o: &OpStats| f.flowops.iter().find(|i| i.name == o.name).map(|i| i.direction);
+                (
+                    sum(&|o| dir(o) == Some(crate::model::flow::Direction::Read)),
+                    sum(&|o| dir(o) == Some(crate::model::flow::Direction::Write)),
+                )
+            }
+            None => (sum(&|o| o.name == "read"), sum(&|o| o.name == "write")),
+        }
+    }
 }
 
 /// What happened around one group of concurrently running jobs: the whole

@@ -6,7 +6,11 @@
 use crate::environment::background::BackgroundLoad;
 use crate::environment::cache;
 use crate::environment::target::{ActiveTarget, TargetSpec};
-use crate::frontend::experiment::{expand, Experiment, Workload};
+use crate::frontend::experiment::{expand, runtime_seconds, Experiment, FilebenchSource, Workload};
+use crate::frontend::personalities;
+use crate::frontend::wml::{self, WmlOptions};
+use crate::model::flow::FlowPlan;
+use crate::model::Plan;
 use crate::frontend::fio::{self, ParseOptions};
 use crate::model::job::JobSpec;
 use crate::result::experiment::{Attribution, Cell, ExperimentRun, RUN_SCHEMA};
@@ -134,7 +138,7 @@ fn run_one(
     opts: &ExperimentOptions,
 ) -> Result<ExperimentRun, String> {
     let w = &exp.workloads[p.workload];
-    let jobs = jobs_for(exp, w, spec, &active.path)?;
+    let plan = plan_for(exp, w, spec, &active.path)?;
     // The guard keeps a polluted scenario's file (and its cached pages) for the run.
     let (cache_report, cache_guard) = cache::apply_guarded(&exp.caches[p.cache], Some(active));
     if !cache_report.applied {
@@ -160,7 +164,7 @@ fn run_one(
         progress: false,
         command: vec![exp.file.display().to_string(), p.cell.key()],
     };
-    let result = runner::run(jobs, &run_opts);
+    let result = runner::execute(&plan, &run_opts);
     drop(cache_guard);
     let bg_report = match load {
         Some(l) => Some(l.stop()?),
@@ -210,11 +214,19 @@ pub fn allocation_warnings(exp: &Experiment) -> Vec<String> {
     let placeholder = Path::new("/nonexistent/fsbench-check");
     let mut out = Vec::new();
     for w in &exp.workloads {
-        let Ok(jobs) = jobs_for(exp, w, &exp.targets[0].spec, placeholder) else { continue };
+        let Ok(plan) = plan_for(exp, w, &exp.targets[0].spec, placeholder) else { continue };
         let allocates = |j: &JobSpec| {
             j.rw.writes() && (!j.direct || j.fallocate == crate::model::job::Fallocate::None || j.create_on_open || j.unlink)
         };
-        if !jobs.iter().any(allocates) {
+        let any_allocates = match &plan {
+            Plan::Jobs(jobs) => jobs.iter().any(allocates),
+            // Creating, appending and writing whole files allocate; assume a
+            // Filebench workload that writes at all does.
+            Plan::Flow(f) => f.processes.iter().flat_map(|p| &p.threads).flat_map(|t| &t.flowops).any(|o| {
+                o.kind.direction() == crate::model::flow::Direction::Write || o.kind == crate::model::flow::FlowopKind::CreateFile
+            }),
+        };
+        if !any_allocates {
             out.push(format!(
                 "workload '{}' cannot show an allocation effect: it only reads, or its writes are O_DIRECT overwrites of files laid out before the run, which never allocate; compare buffered writes to new, growing or sparse files",
                 w.label
@@ -234,8 +246,52 @@ fn background_dir(spec: &TargetSpec, target: &Path) -> PathBuf {
     }
 }
 
-/// The workload's jobs with `${…}` expanded; the target directory (or device)
-/// is supplied unless the workload places its files itself.
+/// The workload's plan with `${…}` expanded; the target directory (or
+/// device) is supplied unless the workload places its files itself.
+fn plan_for(exp: &Experiment, w: &Workload, spec: &TargetSpec, target: &Path) -> Result<Plan, String> {
+    match &w.filebench {
+        Some(source) => flow_for(exp, w, source, spec, target).map(Plan::Flow),
+        None => jobs_for(exp, w, spec, target).map(Plan::Jobs),
+    }
+}
+
+/// A Filebench workload: `$dir` is the target unless `set` names it.
+fn flow_for(exp: &Experiment, w: &Workload, source: &FilebenchSource, spec: &TargetSpec, target: &Path) -> Result<FlowPlan, String> {
+    let what = |e: String| format!("workload '{}': {e}", w.label);
+    if matches!(spec, TargetSpec::Device(_)) {
+        return Err(what("a Filebench workload needs a directory or a managed file system, not a raw device".into()));
+    }
+    let mut sets = Vec::with_capacity(w.sets.len() + 1);
+    for (k, v) in &w.sets {
+        sets.push((k.clone(), expand(v, &exp.params, Some(target)).map_err(what)?));
+    }
+    if !sets.iter().any(|(k, _)| k == "dir") {
+        sets.push(("dir".into(), target.display().to_string()));
+    }
+    let (text, origin, name) = match source {
+        FilebenchSource::Personality(n) => {
+            let p = personalities::find(n).ok_or_else(|| what(format!("no personality named '{n}'")))?;
+            (p.text.to_string(), format!("builtin:{n}"), n.clone())
+        }
+        FilebenchSource::File(f) => {
+            let t = std::fs::read_to_string(f).map_err(|e| what(format!("cannot read {}: {e}", f.display())))?;
+            let stem = f.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| w.label.clone());
+            (t, f.display().to_string(), stem)
+        }
+    };
+    let runtime_s = match &w.runtime {
+        Some(r) => Some(runtime_seconds(&expand(r, &exp.params, Some(target)).map_err(what)?).map_err(what)?),
+        None => None,
+    };
+    let opts = WmlOptions { sets, runtime_s, ..Default::default() };
+    let parsed = wml::parse(&text, &origin, &name, &opts).map_err(|e| what(e.to_string()))?;
+    for warning in parsed.warnings {
+        eprintln!("fsbench: warning: {warning}");
+    }
+    Ok(parsed.plan)
+}
+
+/// A fio workload's jobs.
 fn jobs_for(exp: &Experiment, w: &Workload, spec: &TargetSpec, target: &Path) -> Result<Vec<JobSpec>, String> {
     let mut args = Vec::with_capacity(w.args.len() + 1);
     for a in &w.args {
@@ -355,7 +411,8 @@ mod tests {
         let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/experiments/environment.toml");
         let exp = crate::frontend::experiment::load(&f, &[]).unwrap();
         let p = plan(&exp, "t");
-        assert_eq!(p.len(), 2 * 3 * 3 * 3);
+        assert_eq!(p.len(), exp.workloads.len() * 3 * 3 * 3);
+        assert_eq!(exp.workloads.len(), 4);
         let names: std::collections::HashSet<String> = p.iter().map(|x| run_file_name(&x.cell, x.repeat)).collect();
         assert_eq!(names.len(), p.len());
     }

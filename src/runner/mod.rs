@@ -3,6 +3,7 @@
 
 pub mod buffers;
 pub mod experiment;
+pub mod flow;
 pub mod files;
 pub mod offsets;
 pub mod progress;
@@ -36,6 +37,14 @@ pub struct RunOptions {
     /// run, so a buffered working set that fits in RAM is not a surprise.
     pub cache_controlled: bool,
     pub command: Vec<String>,
+}
+
+/// Run whatever the plan holds.
+pub fn execute(plan: &crate::model::Plan, opts: &RunOptions) -> Result<RunResult, String> {
+    match plan {
+        crate::model::Plan::Jobs(jobs) => run(jobs.clone(), opts),
+        crate::model::Plan::Flow(f) => flow::run(f, opts),
+    }
 }
 
 /// Groups of jobs that run together: a job with `stonewall` or `new_group`

@@ -8,6 +8,7 @@
 //! | `JOB/OP/bw_MiB_s`         | bytes per second / 2^20                              |
 //! | `JOB/OP/lat_mean_us`      | mean total latency (fio's `lat`), µs                 |
 //! | `JOB/OP/lat_p99_us`       | 99th percentile of the total latency, µs             |
+//! | `JOB/io_summary/ops_s`    | Filebench runs: the IO Summary's ops/s, and likewise `rd_s`, `wr_s`, `MiB_s`, `ms_op` |
 //! | `device/read_MiB`         | what the devices under the files read, MiB           |
 //! | `device/write_MiB`        | what they wrote, MiB                                 |
 //! | `cpu/us_per_op`           | process CPU time (user + system) per operation, µs   |
@@ -52,6 +53,15 @@ pub fn metrics(r: &RunResult) -> Vec<(String, f64)> {
                 out.push((format!("{p}/lat_p99_us"), op.lat.percentile(99.0) as f64 / 1000.0));
             }
         }
+        if let Some(f) = &job.flow {
+            let io = f.io_summary(job);
+            let p = format!("{jname}/io_summary");
+            out.push((format!("{p}/ops_s"), io.ops_per_s));
+            out.push((format!("{p}/rd_s"), io.reads_per_s));
+            out.push((format!("{p}/wr_s"), io.writes_per_s));
+            out.push((format!("{p}/MiB_s"), io.mib_per_s));
+            out.push((format!("{p}/ms_op"), io.ms_per_op));
+        }
     }
 
     let underlying: BTreeSet<&str> =
@@ -73,7 +83,7 @@ pub fn metrics(r: &RunResult) -> Vec<(String, f64)> {
         out.push(("device/read_MiB".into(), read as f64 / MIB));
     }
 
-    let ops: u64 = r.jobs.iter().map(|j| j.total_ops()).sum();
+    let ops: u64 = r.jobs.iter().map(|j| j.counted_ops()).sum();
     if ops > 0 && !r.groups.is_empty() {
         let cpu_s: f64 = r.groups.iter().map(|g| g.cpu.user_s + g.cpu.system_s).sum();
         out.push(("cpu/us_per_op".into(), cpu_s * 1e6 / ops as f64));

@@ -58,7 +58,7 @@ define flowop name=rmw
   flowop writewholefile name=writefile2,fd=2,iosize=$wrtiosize,srcfd=1
   flowop closefile name=closefile1,fd=1
   flowop closefile name=closefile2,fd=2
-  flowop deletefile name=deletefile1,fd=1
+  flowop deletefile name=deletefile1,filesetname=bigfileset
 }
 
 # Start an application: read three files whole, overlapping their opens.
