@@ -233,7 +233,6 @@ pub struct Fileset {
     rotors: [Rotor; 6],
     pub readonly: bool,
     pub writeonly: bool,
-    pub reuse: bool,
     pub report: FilesetReport,
     /// Sum of the drawn sizes of all entries (the nominal dataset).
     pub dataset_bytes: u64,
@@ -292,7 +291,6 @@ impl Fileset {
             rotors: Default::default(),
             readonly: spec.readonly,
             writeonly: spec.writeonly,
-            reuse: spec.reuse,
             report: FilesetReport::default(),
             dataset_bytes,
             mean_depth,
@@ -425,9 +423,6 @@ impl Fileset {
                 Ok(Some(format!("kept fileset '{}' at {}", self.name, self.root.display())))
             }
             Some(t) => t.done().map(|_| None),
-            None if self.reuse && !self.device => {
-                Ok(Some(format!("fileset '{}' (reuse) stays at {}", self.name, self.root.display())))
-            }
             None => Ok(None),
         }
     }
@@ -509,8 +504,7 @@ pub fn populate(plan: &FlowPlan, j: usize, allow_device: bool) -> Result<Fileset
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(format!("{who}: cannot inspect {}: {e}", root.display())),
     }
-    let mut token = None;
-    if !keep_existing {
+    let token = if !keep_existing {
         std::fs::create_dir(&root).map_err(|e| format!("{who}: cannot create {}: {e}", root.display()))?;
         let t = cleanup::register(Action::RemoveDir(root.clone()));
         let marker = root.join(MARKER);
@@ -521,15 +515,15 @@ pub fn populate(plan: &FlowPlan, j: usize, allow_device: bool) -> Result<Fileset
             let _ = t.done();
             return Err(format!("{who}: cannot write {}: {e}", marker.display()));
         }
-        // A reused tree stays after the run, so nothing is registered for it.
-        if spec.reuse {
-            t.forget();
-        } else {
-            token = Some(t);
-        }
-    }
+        t
+    } else {
+        // A reused tree carries fsbench's marker, so it is fsbench's to
+        // remove: it stays only with --keep-files, like any other tree, so
+        // `reuse` saves the population of a tree kept by an earlier run.
+        cleanup::register(Action::RemoveDir(root.clone()))
+    };
     let mut fs = Fileset::new(spec, root, false, lay);
-    fs.token = token;
+    fs.token = Some(token);
     let built = build_tree(plan, j, &fs, keep_existing, &mut rng);
     match built {
         Ok((existing, written)) => {
@@ -870,7 +864,7 @@ mod tests {
         let b = fs.file_pathbuf(1);
         let before = std::fs::metadata(&a).unwrap().modified().unwrap();
         std::fs::OpenOptions::new().write(true).open(&b).unwrap().set_len(fs.sizes[1] + 100).unwrap();
-        assert!(fs.cleanup(false).unwrap().is_some(), "reuse trees stay");
+        assert!(fs.cleanup(true).unwrap().is_some(), "kept trees are announced");
         assert!(a.is_file());
         std::thread::sleep(std::time::Duration::from_millis(20));
         let mut fs = populate(&p, 0, false).unwrap();
@@ -878,6 +872,7 @@ mod tests {
         assert_eq!(std::fs::metadata(&b).unwrap().len(), fs.sizes[1]);
         assert_eq!(fs.report.preallocated_bytes, 0);
         fs.cleanup(false).unwrap();
+        assert!(!dir.path().join("set").exists(), "a reused tree goes unless kept");
     }
 
     #[test]
