@@ -20,8 +20,9 @@ use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
 pub struct CompareArgs {
-    /// Baseline: a result file (`fsbench fio ... --output-format=json` or an
-    /// experiment run), a directory of them, or an experiment cell
+    /// Baseline: a result file (`fsbench fio|filebench ... --output-format=json`,
+    /// with or without --repeat, or an experiment run), a directory of them,
+    /// or an experiment cell
     /// `RESULTS_DIR::target__workload__cache__background`.
     pub a: PathBuf,
     /// What to compare with the baseline: same forms as A.
@@ -127,7 +128,7 @@ pub fn load_side(path: &Path) -> Result<Side, String> {
     } else {
         vec![path.to_path_buf()]
     };
-    let runs = files.iter().map(|f| load_file(f)).collect::<Result<Vec<_>, _>>()?;
+    let runs = load_files(&files)?;
     Ok(Side { path: path.to_path_buf(), files, runs })
 }
 
@@ -143,7 +144,7 @@ fn load_cell(spec: &Path, dir: &Path, cell: &str) -> Result<Side, String> {
     if files.is_empty() {
         return Err(format!("{}: no runs of cell '{cell}' in {}", spec.display(), runs_dir.display()));
     }
-    let runs = files.iter().map(|f| load_file(f)).collect::<Result<Vec<_>, _>>()?;
+    let runs = load_files(&files)?;
     Ok(Side { path: spec.to_path_buf(), files, runs })
 }
 
@@ -154,11 +155,37 @@ fn io_reason(e: &std::io::Error) -> String {
     }
 }
 
-/// One result file: JSON, of fsbench's schema, deserialisable.
-pub fn load_file(path: &Path) -> Result<RunResult, String> {
+fn load_files(files: &[PathBuf]) -> Result<Vec<RunResult>, String> {
+    let mut runs = Vec::new();
+    for f in files {
+        runs.extend(load_file(f)?);
+    }
+    Ok(runs)
+}
+
+/// One result file: a run, an experiment run, or the output of `--repeat`
+/// (its complete runs).
+pub fn load_file(path: &Path) -> Result<Vec<RunResult>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read: {}", path.display(), io_reason(&e)))?;
     let value: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| format!("{}: not JSON ({e})", path.display()))?;
+    if value.get("schema").and_then(|s| s.as_str()) == Some(super::repeat::SCHEMA) {
+        let runs = value.get("runs").and_then(|r| r.as_array()).cloned().unwrap_or_default();
+        let runs = runs
+            .into_iter()
+            .map(|r| one_result(path, r))
+            .filter(|r| !matches!(r, Ok(run) if run.partial))
+            .collect::<Result<Vec<_>, _>>()?;
+        if runs.is_empty() {
+            return Err(format!("{}: the repeated result holds no complete run", path.display()));
+        }
+        return Ok(runs);
+    }
+    one_result(path, value).map(|r| vec![r])
+}
+
+/// A run result, possibly wrapped in an experiment run record.
+fn one_result(path: &Path, value: serde_json::Value) -> Result<RunResult, String> {
     // An experiment run wraps the workload's result.
     let value = match value.get("schema").and_then(|s| s.as_str()) {
         Some(s) if s == crate::result::experiment::RUN_SCHEMA => value.get("result").cloned().unwrap_or_default(),

@@ -1,5 +1,6 @@
-//! `fsbench fio --repeat N [--cache S] [--background B]`: the same jobs N
-//! times with the environment re-applied before each run, then statistics.
+//! `fsbench fio|filebench --repeat N [--cache S] [--background B]`: the same
+//! workload N times with the environment re-applied before each run, then
+//! statistics.
 
 use super::CommonArgs;
 use crate::environment::background::{self, BackgroundLoad};
@@ -12,6 +13,9 @@ use crate::stats::metrics::{summarize_runs, warnings, MetricSummary};
 use serde::Serialize;
 use std::fmt::Write;
 use std::sync::atomic::Ordering;
+
+/// Schema of the `--repeat` JSON document (the runs plus their summary).
+pub const SCHEMA: &str = "fsbench-repeated/1";
 
 /// `--output-format=json` of a repeated run.
 #[derive(Serialize)]
@@ -107,7 +111,7 @@ pub fn run(plan: Plan, common: &CommonArgs, repeat: u32, cache_s: Option<&str>, 
     let text = match common.output_format {
         OutputFormat::Json => {
             let doc = Repeated {
-                schema: "fsbench-repeated/1",
+                schema: SCHEMA,
                 cache: cache_s,
                 background: bg,
                 cache_reports,
