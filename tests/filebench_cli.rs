@@ -216,3 +216,26 @@ fn an_experiment_runs_filebench_personalities() {
     assert!(csv.lines().any(|l| l.contains("varmail/fsyncfile2/lat_p99_us")), "{csv}");
     assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0, "the fileset went away after each run");
 }
+
+#[test]
+fn eventgen_paces_without_spinning() {
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let f = dir.path().join("ev.f");
+    // Filebench's generator spins a core (10.7 s CPU in a 12 s idle run);
+    // fsbench's sleeps between refills.
+    std::fs::write(
+        &f,
+        format!(
+            "set $dir={}\ndefine fileset name=fs1,path=$dir,size=1k,entries=4,dirwidth=4,prealloc\neventgen rate=20\n\
+             define process name=p {{ thread name=t,instances=4 {{\n  flowop statfile name=stat1,filesetname=fs1\n  flowop eventlimit name=ev\n}} }}\nrun 3\n",
+            dir.path().display()
+        ),
+    )
+    .unwrap();
+    let v = json_of(&run(&["-f", f.to_str().unwrap(), "--output-format", "json"]));
+    let stat = v["jobs"][0]["ops"].as_array().unwrap().iter().find(|o| o["name"] == "stat1").unwrap()["ops"].as_u64().unwrap();
+    assert!((40..=80).contains(&stat), "20 events/s for 3 s pace the stats: {stat}");
+    let cpu = &v["groups"][0]["cpu"];
+    let used = cpu["user_s"].as_f64().unwrap() + cpu["system_s"].as_f64().unwrap();
+    assert!(used < 0.3, "{used} CPU seconds in a 3 s paced run");
+}
