@@ -239,3 +239,41 @@ fn eventgen_paces_without_spinning() {
     let used = cpu["user_s"].as_f64().unwrap() + cpu["system_s"].as_f64().unwrap();
     assert!(used < 0.3, "{used} CPU seconds in a 3 s paced run");
 }
+
+#[test]
+fn cold_cache_applies_after_the_filesets_are_built() {
+    if !is_root() && skip("cold_cache_applies_after_the_filesets_are_built: dropping caches needs root") {
+        return;
+    }
+    // On a disk-backed directory: with the cache dropped after preallocation,
+    // the first whole-file reads must come from the device. Applied before
+    // population (as it would be for fio jobs) it would change nothing.
+    let dir = disk_tempdir();
+    let o = run(&[
+        "webserver",
+        "--set",
+        &dir_set(dir.path()),
+        "--set",
+        "nfiles=400",
+        "--set",
+        "nthreads=4",
+        "--runtime",
+        "1",
+        "--cache",
+        "cold",
+        "--output-format",
+        "json",
+    ]);
+    let v = json_of(&o);
+    let run0 = &v["runs"][0];
+    let fs = run0["jobs"][0]["flow"]["filesets"].as_array().unwrap().iter().find(|f| f["name"] == "bigfileset").unwrap().clone();
+    let dataset = fs["mean_size_bytes"].as_f64().unwrap() * fs["entries"].as_f64().unwrap();
+    let devices = run0["groups"][0]["devices"].as_array().unwrap();
+    if devices.is_empty() {
+        skip("cold_cache_applies_after_the_filesets_are_built: the temporary directory is not on a block device");
+        return;
+    }
+    let read: f64 = devices.iter().map(|d| d["delta"]["read_sectors"].as_f64().unwrap() * 512.0).fold(0.0, f64::max);
+    assert!(read >= dataset * 0.5, "device read {read} bytes of a {dataset}-byte dataset after a cold start");
+    assert_eq!(v["cache_reports"][0]["applied"], true, "{}", v["cache_reports"]);
+}

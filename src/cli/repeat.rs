@@ -54,25 +54,6 @@ pub fn run(plan: Plan, common: &CommonArgs, repeat: u32, cache_s: Option<&str>, 
         if stop.load(Ordering::Relaxed) {
             break;
         }
-        let mut guard = None;
-        if let Some(s) = &scenario {
-            let (r, g) = cache::apply_guarded(s, None);
-            guard = Some(g);
-            if !r.applied {
-                eprintln!("fsbench: warning: run {i}: cache scenario '{}' did not take effect: {}", s.label(), r.note.clone().unwrap_or_default());
-            }
-            cache_reports.push(r);
-        }
-        let load = match &bg_spec {
-            Some(s) => match BackgroundLoad::start(s) {
-                Ok(l) => Some(l),
-                Err(e) => {
-                    eprintln!("fsbench: error: background load: {e}");
-                    return 1;
-                }
-            },
-            None => None,
-        };
         let opts = RunOptions {
             cache_controlled: scenario.as_ref().is_some_and(|s| *s != cache::CacheScenario::Warm),
             allow_device: common.allow_device,
@@ -81,8 +62,29 @@ pub fn run(plan: Plan, common: &CommonArgs, repeat: u32, cache_s: Option<&str>, 
             progress: super::want_progress(common),
             command: command.clone(),
         };
-        let result = runner::execute(&plan, &opts);
+        // The cache scenario, then the background load, once the files are in place.
+        let (mut guard, mut load, mut load_err) = (None, None, None);
+        let result = runner::execute(&plan, &opts, &mut || {
+            if let Some(s) = &scenario {
+                let (r, g) = cache::apply_guarded(s, None);
+                guard = Some(g);
+                if !r.applied {
+                    eprintln!("fsbench: warning: run {i}: cache scenario '{}' did not take effect: {}", s.label(), r.note.clone().unwrap_or_default());
+                }
+                cache_reports.push(r);
+            }
+            if let Some(s) = &bg_spec {
+                match BackgroundLoad::start(s) {
+                    Ok(l) => load = Some(l),
+                    Err(e) => load_err = Some(e),
+                }
+            }
+        });
         drop(guard);
+        if let Some(e) = load_err {
+            eprintln!("fsbench: error: background load: {e}");
+            return 1;
+        }
         if let Some(l) = load {
             match l.stop() {
                 Ok(r) => {

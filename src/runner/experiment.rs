@@ -139,33 +139,42 @@ fn run_one(
 ) -> Result<ExperimentRun, String> {
     let w = &exp.workloads[p.workload];
     let plan = plan_for(exp, w, spec, &active.path)?;
-    // The guard keeps a polluted scenario's file (and its cached pages) for the run.
-    let (cache_report, cache_guard) = cache::apply_guarded(&exp.caches[p.cache], Some(active));
-    if !cache_report.applied {
-        eprintln!(
-            "fsbench: warning: cache scenario '{}' did not take effect: {}",
-            p.cell.cache,
-            cache_report.note.as_deref().unwrap_or("no reason given")
-        );
-    }
-    let load = match &exp.backgrounds[p.background] {
-        Some(b) => {
-            let bg_dir = background_dir(spec, &active.path);
-            let s = b.spec(&bg_dir)?;
-            Some(BackgroundLoad::start(&s).map_err(|e| format!("background load '{}': {e}", b.label))?)
-        }
-        None => None,
-    };
     let run_opts = RunOptions {
         cache_controlled: exp.caches[p.cache] != crate::environment::cache::CacheScenario::Warm,
         allow_device: opts.allow_device,
-        keep_files: true,
+        keep_files: plan_keeps_files(&plan),
         stop: opts.stop.clone(),
         progress: false,
         command: vec![exp.file.display().to_string(), p.cell.key()],
     };
-    let result = runner::execute(&plan, &run_opts);
+    let bg_dir = background_dir(spec, &active.path);
+    // Once the files are in place: the cache scenario (its guard keeps a
+    // polluted scenario's file and cached pages for the run), then the
+    // background load, so a fresh mount never finds the load's files open.
+    let (mut cache_step, mut load) = (None, Ok(None));
+    let result = runner::execute(&plan, &run_opts, &mut || {
+        let (report, guard) = cache::apply_guarded(&exp.caches[p.cache], Some(&mut *active));
+        if !report.applied {
+            eprintln!(
+                "fsbench: warning: cache scenario '{}' did not take effect: {}",
+                p.cell.cache,
+                report.note.as_deref().unwrap_or("no reason given")
+            );
+        }
+        cache_step = Some((report, guard));
+        load = match &exp.backgrounds[p.background] {
+            Some(b) => b
+                .spec(&bg_dir)
+                .and_then(|s| BackgroundLoad::start(&s).map_err(|e| format!("background load '{}': {e}", b.label)))
+                .map(Some),
+            None => Ok(None),
+        };
+    });
+    let Some((cache_report, cache_guard)) = cache_step else {
+        return Err(result.err().unwrap_or_else(|| "the run ended before its cache scenario was applied".into()));
+    };
     drop(cache_guard);
+    let load = load?;
     let bg_report = match load {
         Some(l) => Some(l.stop()?),
         None => None,
@@ -186,6 +195,13 @@ fn run_one(
         attribution,
         result,
     })
+}
+
+/// fio jobs keep their laid-out files from one run to the next (each run
+/// would otherwise start by writing them); a Filebench workload builds its
+/// filesets in every run, so they go when the run ends.
+fn plan_keeps_files(plan: &Plan) -> bool {
+    matches!(plan, Plan::Jobs(_))
 }
 
 /// Mount options that only change block allocation.

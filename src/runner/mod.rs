@@ -39,11 +39,17 @@ pub struct RunOptions {
     pub command: Vec<String>,
 }
 
-/// Run whatever the plan holds.
-pub fn execute(plan: &crate::model::Plan, opts: &RunOptions) -> Result<RunResult, String> {
+/// Run whatever the plan holds. `before_measure` runs when the workload's
+/// files are in place and nothing is measured yet (a cache scenario goes
+/// there): before fio jobs, whose files persist between runs; after a
+/// Filebench workload has built its filesets, which it does anew each run.
+pub fn execute(plan: &crate::model::Plan, opts: &RunOptions, before_measure: &mut dyn FnMut()) -> Result<RunResult, String> {
     match plan {
-        crate::model::Plan::Jobs(jobs) => run(jobs.clone(), opts),
-        crate::model::Plan::Flow(f) => flow::run(f, opts),
+        crate::model::Plan::Jobs(jobs) => {
+            before_measure();
+            run(jobs.clone(), opts)
+        }
+        crate::model::Plan::Flow(f) => flow::run_with(f, opts, before_measure),
     }
 }
 

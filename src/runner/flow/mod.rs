@@ -122,11 +122,18 @@ fn populate_missing(plan: &FlowPlan, sets: &mut [Option<Fileset>], opts: &RunOpt
 /// Run the workload; an interrupted run comes back partial, its files
 /// removed (unless kept).
 pub fn run(plan: &FlowPlan, opts: &RunOptions) -> Result<RunResult, String> {
+    run_with(plan, opts, &mut || {})
+}
+
+/// `run`, calling `before_measure` once the filesets exist and before any
+/// thread starts: the place for a cache scenario, so "cold" means the
+/// preallocated files are not cached when the measured window opens.
+pub fn run_with(plan: &FlowPlan, opts: &RunOptions, before_measure: &mut dyn FnMut()) -> Result<RunResult, String> {
     let started_unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let prog = program::build(plan)?;
     let mut warnings = Vec::new();
     let mut sets: Vec<Option<Fileset>> = plan.filesets.iter().map(|_| None).collect();
-    let outcome = prelude_and_run(plan, &prog, opts, &mut sets, &mut warnings);
+    let outcome = prelude_and_run(plan, &prog, opts, &mut sets, &mut warnings, before_measure);
     for fs in sets.iter_mut().flatten() {
         match fs.cleanup(opts.keep_files) {
             Ok(Some(note)) => eprintln!("fsbench: {note}"),
@@ -158,6 +165,7 @@ fn prelude_and_run(
     opts: &RunOptions,
     sets: &mut [Option<Fileset>],
     warnings: &mut Vec<String>,
+    before_measure: &mut dyn FnMut(),
 ) -> Result<Parts, String> {
     for step in &plan.prelude {
         if opts.stop.load(Ordering::Relaxed) {
@@ -174,6 +182,7 @@ fn prelude_and_run(
         return Err("interrupted before the measured run started".into());
     }
     populate_missing(plan, sets, opts)?;
+    before_measure();
     // Threads borrow one slice of filesets: move them out for the run.
     let owned: Vec<Fileset> = sets.iter_mut().filter_map(|s| s.take()).collect();
     let r = execute(plan, prog, opts, &owned, warnings);
