@@ -347,11 +347,13 @@ fn attribute(r: &RunResult, target: &ActiveTarget, background_write_bytes: u64) 
             }
         }
     }
-    let issued = |name: &str| -> u64 { r.jobs.iter().filter_map(|j| j.op(name)).map(|o| o.bytes).sum() };
+    let ((_, read), (_, write)) = r.jobs.iter().map(|j| j.issued()).fold(((0, 0), (0, 0)), |((a, b), (c, d)), ((e, f), (g, h))| {
+        ((a + e, b + f), (c + g, d + h))
+    });
     let storage: u64 = r.groups.iter().map(|g| g.process_io.write_bytes).sum();
     Attribution {
-        benchmark_read_bytes: issued("read"),
-        benchmark_write_bytes: issued("write"),
+        benchmark_read_bytes: read,
+        benchmark_write_bytes: write,
         benchmark_storage_write_bytes: storage,
         background_write_bytes,
         device_read_bytes: dev_read,
@@ -368,10 +370,19 @@ fn one_line(r: &ExperimentRun) -> String {
         .result
         .jobs
         .iter()
-        .flat_map(|j| {
-            j.ops.iter().filter(|o| o.name != "sync").map(move |o| {
-                format!("{} {} {:.0} IOPS", j.name, o.name, o.iops(j.elapsed_ns))
-            })
+        .flat_map(|j| -> Vec<String> {
+            match &j.flow {
+                Some(f) => {
+                    let io = f.io_summary(j);
+                    vec![format!("{} {:.0} ops/s ({:.0}/{:.0} rd/wr per s)", j.name, io.ops_per_s, io.reads_per_s, io.writes_per_s)]
+                }
+                None => j
+                    .ops
+                    .iter()
+                    .filter(|o| o.name != "sync")
+                    .map(|o| format!("{} {} {:.0} IOPS", j.name, o.name, o.iops(j.elapsed_ns)))
+                    .collect(),
+            }
         })
         .collect();
     format!("{} / {} / {} / {} / r{}: {}", c.target, c.workload, c.cache, c.background, r.repeat, figures.join(", "))

@@ -109,6 +109,14 @@ pub struct WmlError {
 
 impl fmt::Display for WmlError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Errors of a flag (file "--set", "--runtime") have no position,
+        // and their message names the flag already.
+        if self.line == 0 && self.file.starts_with("--") {
+            return write!(f, "{}", self.message);
+        }
+        if self.line == 0 {
+            return write!(f, "{}: {}", self.file, self.message);
+        }
         write!(f, "{}:{}:{}: {}", self.file, self.line, self.col, self.message)
     }
 }
