@@ -99,8 +99,13 @@ impl Ticker {
         self.next += TICK;
     }
 
-    /// Complete intervals only; the partial tail would read as a dip.
-    fn into_timeline(self, used: [bool; 3]) -> Timeline {
+    /// Complete intervals only; the partial tail would read as a dip. An
+    /// interval that ended before `end` is complete even when no I/O
+    /// finished after its boundary.
+    fn into_timeline(mut self, used: [bool; 3], end: Instant) -> Timeline {
+        while end >= self.next {
+            self.roll();
+        }
         let mut tl = Timeline { interval_ms: TICK.as_millis() as u64, ..Default::default() };
         for d in 0..3 {
             if used[d] {
@@ -226,7 +231,7 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
     drop(open);
     let Worker { stats, ticker, error, .. } = w;
     let ops = stats.into_iter().zip(used).filter(|(_, u)| *u).map(|(s, _)| s).collect();
-    WorkerOutput { ops, timeline: ticker.into_timeline(used), elapsed_ns, partial, error }
+    WorkerOutput { ops, timeline: ticker.into_timeline(used, end), elapsed_ns, partial, error }
 }
 
 fn seed_from_clock() -> u64 {
