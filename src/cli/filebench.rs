@@ -37,15 +37,8 @@ pub struct FilebenchArgs {
     /// Print the workload's text (a personality's .f file) and exit.
     #[arg(long)]
     show: bool,
-    /// Run the workload N times and report statistics over the runs.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
-    repeat: u32,
-    /// Cache scenario applied before each run: warm, cold, polluted:SIZE.
-    #[arg(long)]
-    cache: Option<String>,
-    /// Background load during each run, e.g. files or files:fsync.
-    #[arg(long)]
-    background: Option<String>,
+    #[command(flatten)]
+    repeat: super::repeat::RepeatArgs,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -109,8 +102,8 @@ pub fn run(a: FilebenchArgs) -> i32 {
     let mut command = vec!["fsbench".to_string()];
     command.extend(std::env::args().skip(1));
     let plan = Plan::Flow(parsed.plan);
-    if a.repeat > 1 || a.cache.is_some() || a.background.is_some() {
-        return super::repeat::run(plan, &a.common, a.repeat, a.cache.as_deref(), a.background.as_deref(), command);
+    if a.repeat.wanted() {
+        return super::repeat::run(plan, &a.common, &a.repeat, command);
     }
     super::fio::execute(plan, &a.common, command)
 }

@@ -26,16 +26,8 @@ struct OwnFlags {
     /// Warn about unknown fio options instead of stopping.
     #[arg(long)]
     ignore_unknown: bool,
-    /// Run the jobs N times and report statistics over the runs.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
-    repeat: u32,
-    /// Cache scenario applied before each run: warm, cold, polluted:SIZE
-    /// (fresh-mount needs a managed target: use `fsbench experiment`).
-    #[arg(long)]
-    cache: Option<String>,
-    /// Background load during each run, e.g. files or files:fsync.
-    #[arg(long)]
-    background: Option<String>,
+    #[command(flatten)]
+    repeat: super::repeat::RepeatArgs,
 }
 
 const VALUE_FLAGS: &[&str] = &["--output-format", "--output", "--repeat", "--cache", "--background"];
@@ -114,8 +106,8 @@ pub fn run(a: FioArgs) -> i32 {
     }
     let mut command = vec!["fsbench".to_string(), "fio".to_string()];
     command.extend(a.args.iter().cloned());
-    if flags.repeat > 1 || flags.cache.is_some() || flags.background.is_some() {
-        return super::repeat::run(crate::model::Plan::Jobs(parsed.jobs), &flags.common, flags.repeat, flags.cache.as_deref(), flags.background.as_deref(), command);
+    if flags.repeat.wanted() {
+        return super::repeat::run(crate::model::Plan::Jobs(parsed.jobs), &flags.common, &flags.repeat, command);
     }
     execute(crate::model::Plan::Jobs(parsed.jobs), &flags.common, command)
 }

@@ -14,6 +14,30 @@ use serde::Serialize;
 use std::fmt::Write;
 use std::sync::atomic::Ordering;
 
+/// The flags that make a command repeat its workload (shared by `fio` and
+/// `filebench`).
+#[derive(clap::Args, Debug, Clone)]
+pub struct RepeatArgs {
+    /// Run the workload N times and report statistics over the runs.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
+    /// Cache scenario applied before each measured run, once the workload's
+    /// files exist: warm, cold, polluted:SIZE (fresh-mount needs a managed
+    /// target: use `fsbench experiment`).
+    #[arg(long)]
+    pub cache: Option<String>,
+    /// Background load during each run, e.g. files or files:fsync.
+    #[arg(long)]
+    pub background: Option<String>,
+}
+
+impl RepeatArgs {
+    /// Any of the flags given: the run goes through `run` below.
+    pub fn wanted(&self) -> bool {
+        self.repeat > 1 || self.cache.is_some() || self.background.is_some()
+    }
+}
+
 /// Schema of the `--repeat` JSON document (the runs plus their summary).
 pub const SCHEMA: &str = "fsbench-repeated/1";
 
@@ -30,7 +54,8 @@ struct Repeated<'a> {
     warnings: &'a [String],
 }
 
-pub fn run(plan: Plan, common: &CommonArgs, repeat: u32, cache_s: Option<&str>, bg: Option<&str>, command: Vec<String>) -> i32 {
+pub fn run(plan: Plan, common: &CommonArgs, flags: &RepeatArgs, command: Vec<String>) -> i32 {
+    let (repeat, cache_s, bg) = (flags.repeat, flags.cache.as_deref(), flags.background.as_deref());
     let scenario = match cache_s.map(cache::parse).transpose() {
         Ok(s) => s,
         Err(e) => {

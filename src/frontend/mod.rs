@@ -3,4 +3,5 @@
 pub mod experiment;
 pub mod fio;
 pub mod personalities;
+pub mod suggest;
 pub mod wml;

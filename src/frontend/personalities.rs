@@ -2,6 +2,8 @@
 //! this project in Filebench 1.5 WML (workloads/filebench/*.f), compiled
 //! into the binary so `fsbench filebench NAME` needs no file on disk.
 
+use crate::frontend::suggest::edit_distance;
+
 pub struct Personality {
     pub name: &'static str,
     /// One line for listings.
@@ -76,22 +78,6 @@ pub fn closest(name: &str) -> Option<&'static str> {
         .filter(|(d, n)| *d <= (n.len() / 3).max(2))
         .min_by_key(|(d, _)| *d)
         .map(|(_, n)| n)
-}
-
-/// Levenshtein distance over characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diag = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let up = row[j + 1];
-            row[j + 1] = (diag + usize::from(ca != *cb)).min(row[j] + 1).min(up + 1);
-            diag = up;
-        }
-    }
-    row[b.len()]
 }
 
 #[cfg(test)]

@@ -226,6 +226,35 @@ pub struct FlowopSpec {
     pub children: Vec<FlowopSpec>,
 }
 
+impl FlowopSpec {
+    /// A flowop with Filebench's defaults: fd 0, iters 1, highwater 1,
+    /// everything else off or zero.
+    pub fn new(name: impl Into<String>, kind: FlowopKind) -> FlowopSpec {
+        FlowopSpec {
+            name: name.into(),
+            kind,
+            fileset: None,
+            fd: 0,
+            srcfd: None,
+            opennext: false,
+            indexed: None,
+            iosize: Num::Fixed(0),
+            workingset: Num::Fixed(0),
+            random: false,
+            dsync: false,
+            directio: false,
+            noreadahead: false,
+            iters: Num::Fixed(1),
+            value: Num::Fixed(0),
+            text: None,
+            target: None,
+            blocking: false,
+            highwater: 1,
+            children: Vec::new(),
+        }
+    }
+}
+
 /// Every flowop type of Filebench 1.5.
 #[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq, Hash)]
 #[serde(rename_all = "lowercase")]

@@ -126,7 +126,8 @@ fn existing_size(path: &Path, is_device: bool) -> Result<u64, String> {
     }
 }
 
-fn device_size(path: &Path) -> Result<u64, String> {
+/// A block device's size in bytes (BLKGETSIZE64).
+pub(crate) fn device_size(path: &Path) -> Result<u64, String> {
     let f = File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
     let mut size: u64 = 0;
     // BLKGETSIZE64 = _IOR(0x12, 114, size_t)

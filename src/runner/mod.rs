@@ -39,6 +39,18 @@ pub struct RunOptions {
     pub command: Vec<String>,
 }
 
+/// Sleep `d`, waking every 50 ms to end early once `stop` is set.
+pub(crate) fn sleep_unless_stopped(d: std::time::Duration, stop: &AtomicBool) {
+    let end = std::time::Instant::now() + d;
+    while !stop.load(Ordering::Relaxed) {
+        let now = std::time::Instant::now();
+        if now >= end {
+            break;
+        }
+        std::thread::sleep((end - now).min(std::time::Duration::from_millis(50)));
+    }
+}
+
 /// Run whatever the plan holds. `before_measure` runs when the workload's
 /// files are in place and nothing is measured yet (a cache scenario goes
 /// there): before fio jobs, whose files persist between runs; after a

@@ -9,6 +9,7 @@ use super::buffers::{self, Buffers};
 use super::files::{self, PreparedFile};
 use super::offsets::OffsetGen;
 use super::rng::Rng;
+use super::sleep_unless_stopped;
 use crate::ioengine::{self, Completion, EngineBuf, EngineConfig, EngineFile, IoEngine, IoOp, IoUnit, Queued};
 use crate::model::job::{BlockSize, JobSpec, READ, WRITE};
 use crate::result::{OpStats, Timeline};
@@ -236,17 +237,6 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
 
 fn seed_from_clock() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
-}
-
-fn sleep_unless_stopped(d: Duration, stop: &AtomicBool) {
-    let end = Instant::now() + d;
-    while !stop.load(Ordering::Relaxed) {
-        let now = Instant::now();
-        if now >= end {
-            break;
-        }
-        std::thread::sleep((end - now).min(Duration::from_millis(50)));
-    }
 }
 
 fn open_iolog(spec: &JobSpec, clone: u32, files: &[PreparedFile]) -> Result<Option<BufWriter<File>>, String> {

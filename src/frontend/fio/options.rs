@@ -6,6 +6,7 @@
 //! adds the location.
 
 use super::units::{parse_bool, parse_duration, parse_size, parse_u32, parse_uint};
+use crate::frontend::suggest::nearest;
 use crate::model::job::{BlockSize, Fallocate, JobSpec, RwKind, SyncMode};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -84,23 +85,7 @@ pub fn find(name: &str) -> Option<&'static OptDef> {
 /// The closest known option name, if it is within edit distance 2.
 pub fn suggest(name: &str) -> Option<&'static str> {
     let all = OPTIONS.iter().flat_map(|o| std::iter::once(&o.name).chain(o.aliases.iter()));
-    all.map(|n| (edit_distance(name, n), *n)).filter(|(d, _)| *d <= 2).min_by_key(|(d, _)| *d).map(|(_, n)| n)
-}
-
-/// Levenshtein distance over characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
+    nearest(name, all.copied(), 2)
 }
 
 const SEC: Duration = Duration::from_secs(1);
@@ -347,6 +332,7 @@ pub static OPTIONS: &[OptDef] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::frontend::suggest::edit_distance;
     use crate::model::job::{READ, WRITE};
 
     fn apply(j: &mut JobState, name: &str, v: &str) -> Result<(), String> {

@@ -322,7 +322,7 @@ impl<'a> Lower<'a> {
         let locals = cx.locals;
         let a = self.collect(&format!("flowop {ty}"), &f.attrs, FLOWOP_ATTRS, false)?;
         let (name, _) = self.a_required(&a, "name", f.ty_pos, locals)?;
-        let mut spec = blank(format!("{}{name}", cx.prefix), kind);
+        let mut spec = FlowopSpec::new(format!("{}{name}", cx.prefix), kind);
 
         match a.get("filesetname") {
             Some(attr) if !kind.uses_fileset() => {
@@ -464,7 +464,7 @@ impl<'a> Lower<'a> {
         for child in body {
             children.push(self.flowop(child, &inner)?);
         }
-        let mut spec = blank(full, FlowopKind::Composite);
+        let mut spec = FlowopSpec::new(full, FlowopKind::Composite);
         spec.iters = iters;
         spec.children = children;
         Ok(spec)
@@ -488,27 +488,3 @@ impl<'a> Lower<'a> {
     }
 }
 
-fn blank(name: String, kind: FlowopKind) -> FlowopSpec {
-    FlowopSpec {
-        name,
-        kind,
-        fileset: None,
-        fd: 0,
-        srcfd: None,
-        opennext: false,
-        indexed: None,
-        iosize: Num::Fixed(0),
-        workingset: Num::Fixed(0),
-        random: false,
-        dsync: false,
-        directio: false,
-        noreadahead: false,
-        iters: Num::Fixed(1),
-        value: Num::Fixed(0),
-        text: None,
-        target: None,
-        blocking: false,
-        highwater: 1,
-        children: Vec::new(),
-    }
-}

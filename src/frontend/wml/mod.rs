@@ -67,6 +67,7 @@ mod scan;
 #[cfg(test)]
 mod tests;
 
+use crate::frontend::suggest::nearest;
 use crate::model::flow::FlowPlan;
 use crate::model::job::BufferContent;
 use std::fmt;
@@ -156,29 +157,6 @@ pub fn load(path: &Path, opts: &WmlOptions) -> Result<Parsed, WmlError> {
 fn suggest<'c>(name: &str, candidates: impl Iterator<Item = &'c str>) -> Option<&'c str> {
     let n = name.chars().count();
     let limit = if n <= 3 { 1 } else { (n / 3).clamp(2, 3) };
-    candidates
-        .filter(|c| *c != name)
-        .map(|c| (edit_distance(name, c), c))
-        .filter(|(d, _)| *d <= limit)
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c)
+    nearest(name, candidates.filter(|c| *c != name), limit)
 }
 
-/// Levenshtein distance over characters; long inputs are not typos.
-fn edit_distance(a: &str, b: &str) -> usize {
-    if a.len() > 64 || b.len() > 64 {
-        return usize::MAX;
-    }
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diag = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let up = row[j + 1];
-            row[j + 1] = (diag + usize::from(ca != *cb)).min(row[j] + 1).min(up + 1);
-            diag = up;
-        }
-    }
-    row[b.len()]
-}

@@ -14,6 +14,7 @@ use crate::environment::safety;
 use crate::model::flow::{Dist, FilesetSpec, FlowPlan, Num, RandVar};
 use crate::result::flow::FilesetReport;
 use crate::runner::buffers;
+use crate::runner::files::device_size;
 use crate::runner::rng::Rng;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -553,19 +554,6 @@ fn report(spec: &FilesetSpec, fs: &Fileset, existing: u64, written: u64, dirs: u
         preallocated_bytes: written,
         populate_s: t0.elapsed().as_secs_f64(),
     }
-}
-
-fn device_size(path: &Path) -> Result<u64, String> {
-    let f = File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-    let mut size: u64 = 0;
-    // BLKGETSIZE64 = _IOR(0x12, 114, size_t)
-    const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
-    // SAFETY: the ioctl writes one u64 into `size`.
-    let r = unsafe { libc::ioctl(f.as_raw_fd(), BLKGETSIZE64, &mut size) };
-    if r < 0 {
-        return Err(format!("cannot read the size of {}: {}", path.display(), std::io::Error::last_os_error()));
-    }
-    Ok(size)
 }
 
 fn mkdir_ok(p: &Path) -> Result<(), String> {

@@ -56,11 +56,11 @@ use crate::model::flow::{FlowPlan, Step};
 use crate::observe::blockdev::DeviceWatch;
 use crate::result::flow::FlowReport;
 use crate::result::{GroupResult, JobResult, RunResult, Timeline, SCHEMA};
-use crate::runner::RunOptions;
+use crate::runner::{sleep_unless_stopped, RunOptions};
 use buf::MapBuf;
 use fileset::Fileset;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 use sync::{BlockCv, EventGen, Gate, ProcCounters, PubSlot, Reason, RunCtl, Sem};
 use thread::{Shared, ThreadOut};
@@ -68,17 +68,6 @@ use thread::{Shared, ThreadOut};
 fn warn(warnings: &mut Vec<String>, w: String) {
     eprintln!("fsbench: warning: {w}");
     warnings.push(w);
-}
-
-fn sleep_unless_stopped(d: Duration, stop: &AtomicBool) {
-    let end = Instant::now() + d;
-    while !stop.load(Ordering::Relaxed) {
-        let now = Instant::now();
-        if now >= end {
-            break;
-        }
-        std::thread::sleep((end - now).min(Duration::from_millis(100)));
-    }
 }
 
 /// `system "cmd"`: through sh, its stdout sent to our stderr (stdout carries

@@ -50,28 +50,7 @@ pub fn plan_with(dir: &Path, entries: u64) -> FlowPlan {
 
 /// A flowop of `kind` named `name` on fileset 0 (when it takes one).
 pub fn op(kind: FlowopKind, name: &str) -> FlowopSpec {
-    FlowopSpec {
-        name: name.into(),
-        kind,
-        fileset: kind.uses_fileset().then_some(0),
-        fd: 0,
-        srcfd: None,
-        opennext: false,
-        indexed: None,
-        iosize: Num::Fixed(0),
-        workingset: Num::Fixed(0),
-        random: false,
-        dsync: false,
-        directio: false,
-        noreadahead: false,
-        iters: Num::Fixed(1),
-        value: Num::Fixed(0),
-        text: None,
-        target: None,
-        blocking: false,
-        highwater: 1,
-        children: Vec::new(),
-    }
+    FlowopSpec { fileset: kind.uses_fileset().then_some(0), ..FlowopSpec::new(name, kind) }
 }
 
 pub trait OpExt {
