@@ -13,10 +13,7 @@ fn exe() -> PathBuf {
 /// A temporary directory on disk (not tmpfs), and the load's subdirectory
 /// inside it (which the child creates).
 fn scratch() -> (tempfile::TempDir, PathBuf) {
-    let t = tempfile::Builder::new()
-        .prefix("bgload")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-        .expect("tempdir under CARGO_TARGET_TMPDIR");
+    let t = tempfile::Builder::new().prefix("bgload").tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir under CARGO_TARGET_TMPDIR");
     let dir = t.path().join("load");
     (t, dir)
 }
@@ -56,12 +53,7 @@ fn fsync_run_counts_match_and_reach_storage() {
     if r.io.syscw == 0 && r.io.write_bytes == 0 {
         eprintln!("no task I/O accounting in this kernel; skipping the /proc/PID/io check");
     } else {
-        assert!(
-            r.io.write_bytes as f64 >= 0.8 * r.bytes_written as f64,
-            "write_bytes {} < 80% of {}",
-            r.io.write_bytes,
-            r.bytes_written
-        );
+        assert!(r.io.write_bytes as f64 >= 0.8 * r.bytes_written as f64, "write_bytes {} < 80% of {}", r.io.write_bytes, r.bytes_written);
     }
     assert_eq!(load_files(&dir), 0);
     assert!(!dir.exists(), "the directory the load created is removed");
@@ -188,17 +180,11 @@ fn the_subcommand_reports_errors_as_json_with_status_1() {
 
 #[test]
 fn the_subcommand_rejects_bad_flags_and_is_hidden() {
-    let out = std::process::Command::new(exe())
-        .args(["background-load", "--dir", "/tmp/x", "--file-size", "lots"])
-        .output()
-        .unwrap();
+    let out = std::process::Command::new(exe()).args(["background-load", "--dir", "/tmp/x", "--file-size", "lots"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--file-size"));
     assert!(out.stdout.is_empty());
-    let out = std::process::Command::new(exe())
-        .args(["background-load", "--dir", "/tmp/x", "--max-files", "0"])
-        .output()
-        .unwrap();
+    let out = std::process::Command::new(exe()).args(["background-load", "--dir", "/tmp/x", "--max-files", "0"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let help = std::process::Command::new(exe()).arg("--help").output().unwrap();
     assert!(!String::from_utf8_lossy(&help.stdout).contains("background-load"));

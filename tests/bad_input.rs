@@ -125,10 +125,7 @@ fn bad_output_format_is_rejected() {
 
 #[test]
 fn read_job_on_a_missing_file_without_size_says_so() {
-    let out = fsbench()
-        .args(["fio", "--name=x", "--rw=read", "--filename=/nonexistent-dir/f", "--no-progress"])
-        .output()
-        .unwrap();
+    let out = fsbench().args(["fio", "--name=x", "--rw=read", "--filename=/nonexistent-dir/f", "--no-progress"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("/nonexistent-dir/f") && err.contains("size"), "{err}");

@@ -34,10 +34,8 @@ args = ["--name=sw", "--rw=write", "--bs=64k", "--size=${{size}}"]
 }
 
 fn run_files(out: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(out.join("runs"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
-        .collect();
+    let mut v: Vec<String> =
+        std::fs::read_dir(out.join("runs")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().to_string()).collect();
     v.sort();
     v
 }
@@ -47,10 +45,7 @@ fn directory_experiment_writes_runs_summary_csv_and_charts() {
     let work = disk_tempdir();
     let exp = write_exp(work.path(), &dir_experiment(work.path()));
     let out = work.path().join("out");
-    let o = fsbench()
-        .args(["experiment", exp.to_str().unwrap(), "--out", out.to_str().unwrap(), "--no-progress"])
-        .output()
-        .unwrap();
+    let o = fsbench().args(["experiment", exp.to_str().unwrap(), "--out", out.to_str().unwrap(), "--no-progress"]).output().unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{stderr}");
     let runs = run_files(&out);
@@ -120,12 +115,7 @@ fn malformed_experiment_names_file_line_and_key() {
 static MANAGED: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn fsbench_mounts() -> Vec<String> {
-    std::fs::read_to_string("/proc/self/mountinfo")
-        .unwrap()
-        .lines()
-        .filter(|l| l.contains("fsbench-mnt"))
-        .map(str::to_string)
-        .collect()
+    std::fs::read_to_string("/proc/self/mountinfo").unwrap().lines().filter(|l| l.contains("fsbench-mnt")).map(str::to_string).collect()
 }
 
 fn fsbench_loops() -> Vec<String> {

@@ -50,11 +50,7 @@ const CASES: &[Case] = &[
         // may not come round within a second.
         expect: Expect::Timed { may_idle: &["dbwr-aiowait"] },
     },
-    Case {
-        name: "videoserver",
-        sets: &["filesize=1m", "nthreads=2", "numactivevids=4", "numpassivevids=20", "repintval=1"],
-        expect: T,
-    },
+    Case { name: "videoserver", sets: &["filesize=1m", "nthreads=2", "numactivevids=4", "numpassivevids=20", "repintval=1"], expect: T },
     Case { name: "randomrw", sets: &["filesize=16m"], expect: T },
     Case { name: "randomread", sets: &["filesize=16m"], expect: T },
     Case { name: "randomwrite", sets: &["filesize=16m"], expect: T },
@@ -78,11 +74,7 @@ const CASES: &[Case] = &[
     },
     Case { name: "mongo", sets: &["nfiles=100"], expect: Expect::Done { ops: &[("deletefile1", 100, 100)] } },
     Case { name: "netsfs", sets: &["nfiles=200", "nthreads=2", "eventrate=1000"], expect: T },
-    Case {
-        name: "makedirs",
-        sets: &["ndirs=100", "meandirwidth=10", "nthreads=4"],
-        expect: Expect::Done { ops: &[("mkdir1", 100, 100)] },
-    },
+    Case { name: "makedirs", sets: &["ndirs=100", "meandirwidth=10", "nthreads=4"], expect: Expect::Done { ops: &[("mkdir1", 100, 100)] } },
     Case {
         name: "removedirs",
         sets: &["ndirs=100", "meandirwidth=10", "nthreads=4"],
@@ -90,11 +82,7 @@ const CASES: &[Case] = &[
     },
     Case { name: "listdirs", sets: &["nfiles=200", "nthreads=2"], expect: T },
     Case { name: "openfiles", sets: &["nfiles=200", "nthreads=2"], expect: T },
-    Case {
-        name: "filemicro_create",
-        sets: &["count=16", "iosize=64k"],
-        expect: Expect::Done { ops: &[("append-file", 16, 16)] },
-    },
+    Case { name: "filemicro_create", sets: &["count=16", "iosize=64k"], expect: Expect::Done { ops: &[("append-file", 16, 16)] } },
     // finishoncount counts the process's create, write and close: 30 ops
     // are 10 loops.
     Case {
@@ -124,22 +112,14 @@ const CASES: &[Case] = &[
         sets: &["bytes=1m", "filesize=4m", "iosize=4k"],
         expect: Expect::DoneBytes { flowop: "write-file", min: 1 << 20, max: 1 << 20 },
     },
-    Case {
-        name: "filemicro_rwritedsync",
-        sets: &["count=32", "filesize=4m"],
-        expect: Expect::Done { ops: &[("write-file", 32, 32)] },
-    },
+    Case { name: "filemicro_rwritedsync", sets: &["count=32", "filesize=4m"], expect: Expect::Done { ops: &[("write-file", 32, 32)] } },
     Case {
         name: "filemicro_rwritefsync",
         sets: &["iters=64", "filesize=4m"],
         expect: Expect::Done { ops: &[("write-file", 64, 64), ("sync-file", 1, 1)] },
     },
     Case { name: "filemicro_seqread", sets: &["filesize=4m"], expect: T },
-    Case {
-        name: "filemicro_seqwrite",
-        sets: &["count=16", "iosize=64k"],
-        expect: Expect::Done { ops: &[("write-file", 16, 16)] },
-    },
+    Case { name: "filemicro_seqwrite", sets: &["count=16", "iosize=64k"], expect: Expect::Done { ops: &[("write-file", 16, 16)] } },
     Case {
         name: "filemicro_seqwriterand",
         sets: &["count=50"],
@@ -536,10 +516,7 @@ fn assert_balanced(name: &str, v: &Value, threads: u64) {
     let skips: u64 = flowops(v).iter().filter_map(|f| f["busy_skips"].as_u64()).sum();
     let short: u64 = flowops(v).iter().filter_map(|f| f["out_of_files"].as_u64()).sum();
     assert!(c > 0, "{name}: no creates");
-    assert!(
-        c.abs_diff(d) <= threads,
-        "{name}: {c} creates vs {d} deletes (busy skips {skips}, out of files {short})"
-    );
+    assert!(c.abs_diff(d) <= threads, "{name}: {c} creates vs {d} deletes (busy skips {skips}, out of files {short})");
 }
 
 #[test]
@@ -613,10 +590,7 @@ fn syntax_error_in_a_workload_file_names_file_line_and_column() {
     let err = expect_error(&["filebench", "-f", f.to_str().unwrap(), "--runtime", "1"]);
     let at = format!("{}:3:", f.display());
     let col = err.find(&at).map(|i| &err[i + at.len()..]);
-    assert!(
-        col.is_some_and(|c| c.starts_with(|ch: char| ch.is_ascii_digit())),
-        "error should name {at}COLUMN: {err}"
-    );
+    assert!(col.is_some_and(|c| c.starts_with(|ch: char| ch.is_ascii_digit())), "error should name {at}COLUMN: {err}");
 }
 
 #[test]

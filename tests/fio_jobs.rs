@@ -175,8 +175,22 @@ fn stonewall_runs_jobs_one_after_another() {
     let dir = disk_tempdir();
     let d = format!("--directory={}", s(dir.path()));
     let v = fio_json(&[
-        "--name=a", "--rw=write", "--bs=4k", "--size=64k", &d, "--name=b", "--rw=read", "--bs=4k", "--size=64k",
-        "--stonewall", &d, "--name=c", "--rw=read", "--bs=4k", "--size=64k", &d,
+        "--name=a",
+        "--rw=write",
+        "--bs=4k",
+        "--size=64k",
+        &d,
+        "--name=b",
+        "--rw=read",
+        "--bs=4k",
+        "--size=64k",
+        "--stonewall",
+        &d,
+        "--name=c",
+        "--rw=read",
+        "--bs=4k",
+        "--size=64k",
+        &d,
     ]);
     let groups: Vec<u64> = v["jobs"].as_array().unwrap().iter().map(|j| j["group"].as_u64().unwrap()).collect();
     assert_eq!(groups, vec![0, 1, 1]);
@@ -187,9 +201,7 @@ fn stonewall_runs_jobs_one_after_another() {
 fn time_based_runs_for_runtime_and_ramp_is_excluded() {
     let dir = disk_tempdir();
     let d = format!("--directory={}", s(dir.path()));
-    let v = fio_json(&[
-        "--name=t", "--rw=randread", "--bs=4k", "--size=1m", "--time_based", "--runtime=2", "--ramp_time=1", &d,
-    ]);
+    let v = fio_json(&["--name=t", "--rw=randread", "--bs=4k", "--size=1m", "--time_based", "--runtime=2", "--ramp_time=1", &d]);
     let secs = v["jobs"][0]["elapsed_ns"].as_f64().unwrap() / 1e9;
     assert!((1.9..2.6).contains(&secs), "measured window {secs} s should be the 2 s runtime, not ramp + runtime");
     let ops = op(&v, 0, "read")["ops"].as_u64().unwrap();
@@ -344,10 +356,8 @@ fn block_device_needs_allow_device_and_then_works() {
         }
     };
     let f = format!("--filename={}", loopdev.0);
-    let out = fsbench()
-        .args(["fio", "--name=dev", "--rw=write", "--bs=64k", "--size=4m", "--direct=1", "--no-progress", &f])
-        .output()
-        .unwrap();
+    let out =
+        fsbench().args(["fio", "--name=dev", "--rw=write", "--bs=64k", "--size=4m", "--direct=1", "--no-progress", &f]).output().unwrap();
     assert!(!out.status.success(), "writing a device without --allow-device must fail");
     assert!(String::from_utf8_lossy(&out.stderr).contains("--allow-device"));
     let v = fio_json(&["--name=dev", "--rw=write", "--bs=64k", "--size=4m", "--direct=1", "--allow-device", &f]);

@@ -6,10 +6,7 @@ use common::*;
 #[test]
 fn quick_prints_every_test_with_units_and_removes_its_files() {
     let dir = disk_tempdir();
-    let out = fsbench()
-        .args(["quick", dir.path().to_str().unwrap(), "--size=16m", "--runtime=2", "--no-progress"])
-        .output()
-        .unwrap();
+    let out = fsbench().args(["quick", dir.path().to_str().unwrap(), "--size=16m", "--runtime=2", "--no-progress"]).output().unwrap();
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "{stderr}");
     for row in ["SEQ 1MiB Q8 read", "SEQ 1MiB Q8 write", "RND 4KiB Q1 read", "RND 4KiB Q32 write", "4KiB write+fsync", "of which fsync"] {
@@ -25,10 +22,7 @@ fn quick_prints_every_test_with_units_and_removes_its_files() {
 #[test]
 fn quick_json_is_the_fsbench_schema() {
     let dir = disk_tempdir();
-    let out = fsbench()
-        .args(["quick", dir.path().to_str().unwrap(), "--size=8m", "--runtime=1", "--output-format=json"])
-        .output()
-        .unwrap();
+    let out = fsbench().args(["quick", dir.path().to_str().unwrap(), "--size=8m", "--runtime=1", "--output-format=json"]).output().unwrap();
     assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["jobs"].as_array().unwrap().len(), 7);
@@ -43,13 +37,7 @@ fn seed_job_file_runs_unchanged_with_command_line_overrides() {
     let dir = disk_tempdir();
     let seed = concat!(env!("CARGO_MANIFEST_DIR"), "/workloads/fio/seed-002-delalloc.fio");
     let file = dir.path().join("seedfile");
-    let v = fio_json(&[
-        seed,
-        "--size=16m",
-        "--runtime=1",
-        "--ramp_time=0",
-        &format!("--filename={}", file.display()),
-    ]);
+    let v = fio_json(&[seed, "--size=16m", "--runtime=1", "--ramp_time=0", &format!("--filename={}", file.display())]);
     let jobs = v["jobs"].as_array().unwrap();
     assert_eq!(jobs.len(), 2, "two sections, stonewalled, group_reporting");
     assert_eq!(jobs[0]["name"], "read-4k-para");

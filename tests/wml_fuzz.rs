@@ -201,9 +201,50 @@ psrun
 
 /// Text that stresses the lexer and parser when inserted anywhere.
 const SPECIALS: &[&str] = &[
-    "{", "}", "(", ")", "=", ",", "$", "\"", "\\", "#", ";", "-", "+", "*", "/", "\n", "\0", "\t", "é", "💥", "${", "$(", "{{", "}}", ":",
-    "18446744073709551615", "18446744073709551616", "99999999999999999999999999999999999999999g", "-9223372036854775808", "16g",
-    "0", "-0", "4294967296", "true", "false", "$x", "${missing}", "randvar(", "cvar(", "flowop", "thread", "define", "run", "psrun -",
+    "{",
+    "}",
+    "(",
+    ")",
+    "=",
+    ",",
+    "$",
+    "\"",
+    "\\",
+    "#",
+    ";",
+    "-",
+    "+",
+    "*",
+    "/",
+    "\n",
+    "\0",
+    "\t",
+    "é",
+    "💥",
+    "${",
+    "$(",
+    "{{",
+    "}}",
+    ":",
+    "18446744073709551615",
+    "18446744073709551616",
+    "99999999999999999999999999999999999999999g",
+    "-9223372036854775808",
+    "16g",
+    "0",
+    "-0",
+    "4294967296",
+    "true",
+    "false",
+    "$x",
+    "${missing}",
+    "randvar(",
+    "cvar(",
+    "flowop",
+    "thread",
+    "define",
+    "run",
+    "psrun -",
 ];
 
 fn corpus() -> Vec<String> {
@@ -344,9 +385,10 @@ fn save(name: &str, input: &str) -> String {
 #[test]
 fn wml_parser_survives_mutated_workloads() {
     let secs: u64 = std::env::var("FSBENCH_FUZZ_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(20);
-    let seed: u64 = std::env::var("FSBENCH_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
-    });
+    let seed: u64 = std::env::var("FSBENCH_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1));
     let corpus = corpus();
     println!("wml fuzz: seed {seed} (FSBENCH_FUZZ_SEED), {secs} s, corpus of {} entries", corpus.len());
 
@@ -385,7 +427,10 @@ fn wml_parser_survives_mutated_workloads() {
                     tried.fetch_add(1, Ordering::Relaxed);
                     if r.is_err() {
                         let saved = save("wml-fuzz-panic.f", &text);
-                        return Err(format!("parse panicked (options {:?}, {:?}); input saved to {saved}:\n{text}", opts.sets, opts.runtime_s));
+                        return Err(format!(
+                            "parse panicked (options {:?}, {:?}); input saved to {saved}:\n{text}",
+                            opts.sets, opts.runtime_s
+                        ));
                     }
                 }
                 Ok(())

@@ -113,10 +113,8 @@ pub fn load_side(path: &Path) -> Result<Side, String> {
     let meta = std::fs::metadata(path).map_err(|e| format!("{}: {}", path.display(), io_reason(&e)))?;
     let files: Vec<PathBuf> = if meta.is_dir() {
         let rd = std::fs::read_dir(path).map_err(|e| format!("{}: cannot list: {}", path.display(), io_reason(&e)))?;
-        let mut v: Vec<PathBuf> = rd
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "json") && p.is_file())
-            .collect();
+        let mut v: Vec<PathBuf> =
+            rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "json") && p.is_file()).collect();
         v.sort();
         if v.is_empty() {
             return Err(format!(
@@ -167,8 +165,7 @@ fn load_files(files: &[PathBuf]) -> Result<Vec<RunResult>, String> {
 /// (its complete runs).
 pub fn load_file(path: &Path) -> Result<Vec<RunResult>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read: {}", path.display(), io_reason(&e)))?;
-    let value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| format!("{}: not JSON ({e})", path.display()))?;
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{}: not JSON ({e})", path.display()))?;
     if value.get("schema").and_then(|s| s.as_str()) == Some(super::repeat::SCHEMA) {
         let runs = value.get("runs").and_then(|r| r.as_array()).cloned().unwrap_or_default();
         let runs = runs
@@ -213,10 +210,8 @@ fn one_result(path: &Path, value: serde_json::Value) -> Result<RunResult, String
 pub fn compare_runs(a: &[RunResult], b: &[RunResult], filter: Option<&str>) -> Result<Vec<Comparison>, String> {
     let ma = stats::collect(a);
     let mb = stats::collect(b);
-    let common: Vec<Comparison> = ma
-        .iter()
-        .filter_map(|(name, va)| mb.iter().find(|(n, _)| n == name).map(|(_, vb)| stats::welch(name, va, vb)))
-        .collect();
+    let common: Vec<Comparison> =
+        ma.iter().filter_map(|(name, va)| mb.iter().find(|(n, _)| n == name).map(|(_, vb)| stats::welch(name, va, vb))).collect();
     if common.is_empty() {
         let names = |m: &[(String, Vec<f64>)]| m.iter().map(|(n, _)| n.as_str()).take(8).collect::<Vec<_>>().join(", ");
         return Err(format!(
@@ -288,13 +283,7 @@ fn no_spread_notice(sa: &Side, sb: &Side) -> Vec<String> {
 /// The human table.
 pub fn render_table(sa: &Side, sb: &Side, cs: &[Comparison]) -> String {
     let runs = |n: usize| if n == 1 { "1 run".to_string() } else { format!("{n} runs") };
-    let mut out = format!(
-        "A: {} ({})\nB: {} ({})\n\n",
-        sa.path.display(),
-        runs(sa.runs.len()),
-        sb.path.display(),
-        runs(sb.runs.len())
-    );
+    let mut out = format!("A: {} ({})\nB: {} ({})\n\n", sa.path.display(), runs(sa.runs.len()), sb.path.display(), runs(sb.runs.len()));
     let header = ["metric", "A mean ± sd (n)", "B mean ± sd (n)", "Δ% [95% CI]", "p", ""];
     let rows: Vec<[String; 6]> = cs
         .iter()
@@ -343,11 +332,8 @@ pub fn render_table(sa: &Side, sb: &Side, cs: &[Comparison]) -> String {
     for r in &rows {
         out.push_str(&line(r));
     }
-    let notes: Vec<String> = cs
-        .iter()
-        .filter(|c| tested(c))
-        .filter_map(|c| c.note.as_ref().map(|n| format!("{}: {n}", c.metric)))
-        .collect();
+    let notes: Vec<String> =
+        cs.iter().filter(|c| tested(c)).filter_map(|c| c.note.as_ref().map(|n| format!("{}: {n}", c.metric))).collect();
     let notice = no_spread_notice(sa, sb);
     if !notes.is_empty() || !notice.is_empty() {
         out.push('\n');

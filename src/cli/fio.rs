@@ -156,11 +156,10 @@ mod tests {
 
     #[test]
     fn split_separates_files_own_flags_and_fio_options() {
-        let args: Vec<String> =
-            ["job.fio", "--size=1g", "--output-format", "json", "--keep-files", "--runtime=5", "--output=x.json"]
-                .iter()
-                .map(|s| s.to_string())
-                .collect();
+        let args: Vec<String> = ["job.fio", "--size=1g", "--output-format", "json", "--keep-files", "--runtime=5", "--output=x.json"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         let (files, own, fio) = split(&args);
         assert_eq!(files, vec![PathBuf::from("job.fio")]);
         assert_eq!(own, vec!["--output-format", "json", "--keep-files", "--output=x.json"]);

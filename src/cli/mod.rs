@@ -1,7 +1,7 @@
 //! Command-line entry: clap definitions and dispatch, one file per subcommand.
 
-mod experiment;
 mod compare;
+mod experiment;
 mod filebench;
 mod fio;
 mod quick;

@@ -180,20 +180,12 @@ fn table(r: &RunResult, direct: bool, runtime: u64) -> String {
         "fsbench quick — {} I/O, {runtime} s per test; ± is the sd over 1-s intervals; latency per I/O in µs",
         if direct { "O_DIRECT (page cache bypassed)" } else { "BUFFERED (no O_DIRECT: page cache in play)" }
     );
-    let _ = writeln!(
-        s,
-        "{:<20} {:>22} {:>18} {:>9} {:>9} {:>9} {:>9}",
-        "test", "result", "± sd", "p50", "p99", "p99.9", "max"
-    );
+    let _ = writeln!(s, "{:<20} {:>22} {:>18} {:>9} {:>9} {:>9} {:>9}", "test", "result", "± sd", "p50", "p99", "p99.9", "max");
     for j in &r.jobs {
         let op = if j.name.contains("read") { j.op("read") } else { j.op("write") };
         let Some(op) = op else { continue };
         let seq = j.name.starts_with("SEQ");
-        let (series, scale) = if seq {
-            (j.timeline.bytes.get(&op.name), 1048576.0)
-        } else {
-            (j.timeline.ops.get(&op.name), 1.0)
-        };
+        let (series, scale) = if seq { (j.timeline.bytes.get(&op.name), 1048576.0) } else { (j.timeline.ops.get(&op.name), 1.0) };
         let xs: Vec<f64> = series.map(|v| v.iter().map(|&x| x as f64 / scale).collect()).unwrap_or_default();
         let (_, sd) = mean_sd(&xs);
         let (headline, spread) = if seq {

@@ -94,7 +94,11 @@ pub fn run(plan: Plan, common: &CommonArgs, flags: &RepeatArgs, command: Vec<Str
                 let (r, g) = cache::apply_guarded(s, None);
                 guard = Some(g);
                 if !r.applied {
-                    eprintln!("fsbench: warning: run {i}: cache scenario '{}' did not take effect: {}", s.label(), r.note.clone().unwrap_or_default());
+                    eprintln!(
+                        "fsbench: warning: run {i}: cache scenario '{}' did not take effect: {}",
+                        s.label(),
+                        r.note.clone().unwrap_or_default()
+                    );
                 }
                 cache_reports.push(r);
             }

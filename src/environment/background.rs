@@ -134,11 +134,7 @@ impl BackgroundSpec {
                 ("size" | "rate" | "max" | "dir", None) => {
                     return Err(bad(format!("needs a value ({key}=...); valid options: {VALID_OPTIONS}")))
                 }
-                _ => {
-                    return Err(format!(
-                        "unknown option '{key}' in background load '{s}'; valid options: {VALID_OPTIONS}"
-                    ))
-                }
+                _ => return Err(format!("unknown option '{key}' in background load '{s}'; valid options: {VALID_OPTIONS}")),
             }
             if seen.contains(&key) {
                 return Err(format!("option '{key}' given twice in background load '{s}'"));
@@ -233,10 +229,7 @@ struct XorShift(u64);
 
 impl XorShift {
     fn seeded() -> XorShift {
-        let t = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0);
+        let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
         let s = t ^ (u64::from(std::process::id()) << 32) ^ 0x9E37_79B9_7F4A_7C15;
         XorShift(if s == 0 { 1 } else { s })
     }
@@ -289,10 +282,9 @@ impl Load {
                     Err(format!("{} exists and is not a directory", dir.display()))
                 }
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(format!(
-                "cannot create {}: its parent directory does not exist",
-                dir.display()
-            )),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Err(format!("cannot create {}: its parent directory does not exist", dir.display()))
+            }
             Err(e) => Err(format!("cannot create {}: {e}", dir.display())),
         }
     }
@@ -406,11 +398,7 @@ pub fn child_main(spec: BackgroundSpec) -> i32 {
     let should_stop = || stop.load(Ordering::Relaxed) || parent_gone();
 
     let mut load = Load {
-        report: BackgroundReport {
-            pid: std::process::id(),
-            spec: Some(spec.clone()),
-            ..Default::default()
-        },
+        report: BackgroundReport { pid: std::process::id(), spec: Some(spec.clone()), ..Default::default() },
         spec,
         live: VecDeque::new(),
         partial: None,
@@ -552,10 +540,7 @@ impl BackgroundLoad {
                         .or_else(|| (!stderr.trim().is_empty()).then(|| stderr.trim().to_string()))
                         .unwrap_or_else(|| "no message".into());
                     load.sweep();
-                    return Err(format!(
-                        "background load (pid {}) exited ({status}) before creating a file: {why}",
-                        load.pid()
-                    ));
+                    return Err(format!("background load (pid {}) exited ({status}) before creating a file: {why}", load.pid()));
                 }
                 Ok(None) => {}
                 Err(e) => return Err(format!("background load: cannot check its process: {e}")),
@@ -628,11 +613,7 @@ impl BackgroundLoad {
             let _ = t.join();
         }
         let stderr = self.stderr_text.lock().map(|s| s.clone()).unwrap_or_default();
-        let report = out
-            .lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .and_then(|l| serde_json::from_str::<BackgroundReport>(l).ok());
+        let report = out.lines().rev().find(|l| !l.trim().is_empty()).and_then(|l| serde_json::from_str::<BackgroundReport>(l).ok());
         (report, stderr)
     }
 
@@ -726,9 +707,7 @@ fn is_load_name(name: &str) -> bool {
 }
 
 fn has_load_file(dir: &Path) -> bool {
-    std::fs::read_dir(dir)
-        .map(|rd| rd.flatten().any(|e| is_load_name(&e.file_name().to_string_lossy())))
-        .unwrap_or(false)
+    std::fs::read_dir(dir).map(|rd| rd.flatten().any(|e| is_load_name(&e.file_name().to_string_lossy()))).unwrap_or(false)
 }
 
 #[cfg(test)]
@@ -762,16 +741,7 @@ mod tests {
     #[test]
     fn parse_all_options() {
         let s = p("files:size=100k,fsync,rate=200,max=500").unwrap();
-        assert_eq!(
-            s,
-            BackgroundSpec {
-                dir: "/tmp/x".into(),
-                file_size: 102_400,
-                fsync: true,
-                rate: Some(200),
-                max_files: 500
-            }
-        );
+        assert_eq!(s, BackgroundSpec { dir: "/tmp/x".into(), file_size: 102_400, fsync: true, rate: Some(200), max_files: 500 });
         let s = p("files:size=1m, max=3").unwrap();
         assert_eq!((s.file_size, s.max_files, s.fsync), (1 << 20, 3, false));
         assert_eq!(p("files:size=0").unwrap().file_size, 0);

@@ -244,10 +244,7 @@ pub fn unmount(p: &Path, lazy_fallback: bool) -> Result<(), String> {
     }
     match umount2(p, libc::MNT_DETACH) {
         Ok(()) => {
-            eprintln!(
-                "fsbench cleanup: WARNING: {} was busy; detached it lazily (it goes away when the last user closes it)",
-                p.display()
-            );
+            eprintln!("fsbench cleanup: WARNING: {} was busy; detached it lazily (it goes away when the last user closes it)", p.display());
             Ok(())
         }
         Err(e) if matches!(e.raw_os_error(), Some(libc::EINVAL) | Some(libc::ENOENT)) => Ok(()),

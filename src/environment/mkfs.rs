@@ -47,9 +47,9 @@ const SBIN: &[&str] = &["/usr/local/sbin", "/usr/sbin", "/sbin"];
 pub fn find_program(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     let dirs: Vec<PathBuf> = std::env::split_paths(&path).chain(SBIN.iter().map(PathBuf::from)).collect();
-    dirs.into_iter().map(|d| d.join(name)).find(|p| {
-        std::fs::metadata(p).map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
-    })
+    dirs.into_iter()
+        .map(|d| d.join(name))
+        .find(|p| std::fs::metadata(p).map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false))
 }
 
 /// The mkfs command line: program, force flags, the user's options, device.
@@ -72,10 +72,7 @@ pub fn find_mkfs(fs: &str) -> Result<PathBuf, String> {
     }
     Err(match package_for(fs) {
         Some(pkg) => format!("{prog} is not installed; install the {pkg} package (apt-get install {pkg})"),
-        None => format!(
-            "unknown file system '{fs}': there is no {prog} on this system; expected one of {}",
-            KNOWN_FS.join(", ")
-        ),
+        None => format!("unknown file system '{fs}': there is no {prog} on this system; expected one of {}", KNOWN_FS.join(", ")),
     })
 }
 
@@ -83,10 +80,7 @@ pub fn find_mkfs(fs: &str) -> Result<PathBuf, String> {
 pub fn make_fs(fs: &str, options: &[String], device: &Path) -> Result<Vec<String>, String> {
     let program = find_mkfs(fs)?;
     let cmd = mkfs_command(&program, fs, options, device);
-    let out = Command::new(&cmd[0])
-        .args(&cmd[1..])
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", cmd[0]))?;
+    let out = Command::new(&cmd[0]).args(&cmd[1..]).output().map_err(|e| format!("cannot run {}: {e}", cmd[0]))?;
     if !out.status.success() {
         let mut msg = String::from_utf8_lossy(&out.stderr).trim().to_string();
         if msg.is_empty() {

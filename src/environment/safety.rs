@@ -115,10 +115,7 @@ pub fn check_device_usable(path: &Path, allow_device: bool) -> Result<(), String
         let holders = r.holders();
         if !holders.is_empty() {
             let what = if rel.is_empty() { "it".to_string() } else { format!("{rel}{}", r.name) };
-            return Err(format!(
-                "{who} is in use: {what} is held by {} (device-mapper, md or LVM)",
-                holders.join(", ")
-            ));
+            return Err(format!("{who} is in use: {what} is held by {} (device-mapper, md or LVM)", holders.join(", ")));
         }
     }
 

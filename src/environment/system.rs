@@ -127,19 +127,7 @@ pub fn parse_mountinfo_line(line: &str) -> Option<MountEntry> {
     let fs_type = unescape_mount(it.next()?);
     let source = unescape_mount(it.next().unwrap_or(""));
     let super_options = it.next().unwrap_or("").to_string();
-    Some(MountEntry {
-        mount_id,
-        parent_id,
-        major,
-        minor,
-        root,
-        mount_point,
-        mount_options,
-        optional,
-        fs_type,
-        source,
-        super_options,
-    })
+    Some(MountEntry { mount_id, parent_id, major, minor, root, mount_point, mount_options, optional, fs_type, source, super_options })
 }
 
 /// Parse a whole mountinfo text; unparsable lines are skipped.
@@ -162,7 +150,15 @@ pub fn merge_mount_options(per_mount: &str, super_opts: &str) -> String {
         if o.is_empty() {
             continue;
         }
-        let o = if o == "rw" || o == "ro" { if ro { "ro" } else { "rw" } } else { o };
+        let o = if o == "rw" || o == "ro" {
+            if ro {
+                "ro"
+            } else {
+                "rw"
+            }
+        } else {
+            o
+        };
         if !out.iter().any(|x| x == o) {
             out.push(o.to_string());
         }
@@ -173,11 +169,8 @@ pub fn merge_mount_options(per_mount: &str, super_opts: &str) -> String {
 /// Make `path` absolute and resolve symlinks as far as it exists; the
 /// missing tail is appended lexically.
 pub fn canonical_or_nearest(path: &Path) -> PathBuf {
-    let abs = if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")).join(path)
-    };
+    let abs =
+        if path.is_absolute() { path.to_path_buf() } else { std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")).join(path) };
     if let Ok(c) = std::fs::canonicalize(&abs) {
         return c;
     }
@@ -349,8 +342,7 @@ fn vm_settings() -> BTreeMap<String, String> {
 /// Describe the machine and, for each path, the mount and device under it.
 pub fn snapshot(paths: &[&Path]) -> SystemInfo {
     let (hostname, kernel) = uname();
-    let (cpu_model, mut cpus) =
-        std::fs::read_to_string("/proc/cpuinfo").map(|t| parse_cpuinfo(&t)).unwrap_or_default();
+    let (cpu_model, mut cpus) = std::fs::read_to_string("/proc/cpuinfo").map(|t| parse_cpuinfo(&t)).unwrap_or_default();
     if cpus == 0 {
         // SAFETY: sysconf has no preconditions.
         let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };

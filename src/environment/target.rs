@@ -183,9 +183,7 @@ impl ActiveTarget {
     fn setup_directory(label: &str, dir: &Path) -> Result<ActiveTarget, String> {
         let meta = match std::fs::metadata(dir) {
             Ok(m) => m,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Err(format!("target directory {} does not exist", dir.display()))
-            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(format!("target directory {} does not exist", dir.display())),
             Err(e) => return Err(format!("target directory {}: {e}", dir.display())),
         };
         if !meta.is_dir() {
@@ -227,7 +225,9 @@ impl ActiveTarget {
         allow_device: bool,
     ) -> Result<ActiveTarget, String> {
         if !is_root() {
-            return Err("managed file systems need root: mkfs, mount and loop devices are privileged; use a directory target instead".into());
+            return Err(
+                "managed file systems need root: mkfs, mount and loop devices are privileged; use a directory target instead".into()
+            );
         }
         // Before creating anything: is there a mkfs for it?
         mkfs::find_mkfs(fs)?;
@@ -264,12 +264,7 @@ impl ActiveTarget {
         t.info.mount_point = Some(mp.clone());
         t.info.mount_options_in_force = mkfs::options_in_force(&mp);
         t.path = mp.clone();
-        t.managed = Some(Managed {
-            fs: fs.to_string(),
-            mount_options: mount_options.to_string(),
-            device,
-            mount_point: mp,
-        });
+        t.managed = Some(Managed { fs: fs.to_string(), mount_options: mount_options.to_string(), device, mount_point: mp });
         Ok(t)
     }
 
@@ -379,9 +374,8 @@ impl ActiveTarget {
             return Err(format!("remount: {} is still mounted after unmounting", m.mount_point.display()));
         }
         // The Unmount action registered at setup still covers this mount point.
-        mkfs::mount(&m.device, &m.mount_point, &m.fs, &m.mount_options).map_err(|e| {
-            format!("{e}; the target is no longer mounted, do not run on {}", m.mount_point.display())
-        })?;
+        mkfs::mount(&m.device, &m.mount_point, &m.fs, &m.mount_options)
+            .map_err(|e| format!("{e}; the target is no longer mounted, do not run on {}", m.mount_point.display()))?;
         self.info.mount_options_in_force = mkfs::options_in_force(&m.mount_point);
         Ok(())
     }

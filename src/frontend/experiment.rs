@@ -270,17 +270,7 @@ pub fn parse(text: &str, path: &Path, sets: &[String]) -> Result<Experiment, Exp
     unique(&loc, raw.target.iter().map(|t| &t.label), "target.label")?;
     let workloads = raw.workload.iter().map(|w| workload(&loc, w, &base)).collect::<Result<Vec<_>, _>>()?;
     unique(&loc, raw.workload.iter().map(|w| &w.label), "workload.label")?;
-    Ok(Experiment {
-        name,
-        description: raw.description,
-        file: path.to_path_buf(),
-        repeat,
-        params,
-        targets,
-        workloads,
-        caches,
-        backgrounds,
-    })
+    Ok(Experiment { name, description: raw.description, file: path.to_path_buf(), repeat, params, targets, workloads, caches, backgrounds })
 }
 
 fn set_error(loc: &Locator, s: &str, msg: &str) -> ExperimentError {
@@ -330,7 +320,11 @@ fn target(loc: &Locator, t: &RawTarget, params: &BTreeMap<String, String>) -> Re
         }
         let sources = [t.loop_dev.is_some(), t.zram.is_some(), t.blockdev.is_some()].iter().filter(|&&b| b).count();
         if sources != 1 {
-            return Err(loc.span(fs, "fs", "a managed file system needs exactly one of loop = { dir, size }, zram = SIZE or blockdev = DEV"));
+            return Err(loc.span(
+                fs,
+                "fs",
+                "a managed file system needs exactly one of loop = { dir, size }, zram = SIZE or blockdev = DEV",
+            ));
         }
         let device = if let Some(l) = &t.loop_dev {
             let l = l.get_ref();
@@ -341,12 +335,7 @@ fn target(loc: &Locator, t: &RawTarget, params: &BTreeMap<String, String>) -> Re
         } else {
             DeviceSource::Device(PathBuf::from(t.blockdev.as_ref().expect("counted above").get_ref()))
         };
-        TargetSpec::Managed {
-            fs: fs.get_ref().clone(),
-            mkfs_options: t.mkfs.clone(),
-            mount_options: t.mount.clone(),
-            device,
-        }
+        TargetSpec::Managed { fs: fs.get_ref().clone(), mkfs_options: t.mkfs.clone(), mount_options: t.mount.clone(), device }
     };
     Ok(Target { label, spec })
 }
@@ -585,7 +574,8 @@ args = ["--name=w", "--rw=write", "--size=${size}", "--directory=${target}"]
 
     #[test]
     fn filebench_workload_by_personality_with_sets() {
-        let e = parse_str(&format!("{FB}filebench = \"fileserver\"\nset = {{ nfiles = 100, dir = \"${{target}}/x\" }}\nruntime = 5\n")).unwrap();
+        let e = parse_str(&format!("{FB}filebench = \"fileserver\"\nset = {{ nfiles = 100, dir = \"${{target}}/x\" }}\nruntime = 5\n"))
+            .unwrap();
         let w = &e.workloads[0];
         assert_eq!(w.filebench, Some(FilebenchSource::Personality("fileserver".into())));
         assert!(w.sets.contains(&("nfiles".into(), "100".into())), "{:?}", w.sets);

@@ -14,11 +14,7 @@ pub struct Personality {
 
 macro_rules! personality {
     ($name:literal, $summary:literal) => {
-        Personality {
-            name: $name,
-            summary: $summary,
-            text: include_str!(concat!("../../workloads/filebench/", $name, ".f")),
-        }
+        Personality { name: $name, summary: $summary, text: include_str!(concat!("../../workloads/filebench/", $name, ".f")) }
     };
 }
 

@@ -247,7 +247,6 @@ macro_rules! sqe {
 }
 
 impl IoEngine for Uring {
-
     fn setup(&mut self, files: &[EngineFile], bufs: &[EngineBuf]) -> io::Result<()> {
         self.fds = files.iter().map(|f| f.fd).collect();
         if self.fixedbufs {
@@ -290,12 +289,8 @@ impl IoEngine for Uring {
         if self.fixedbufs && io.slot as usize >= self.nbufs && matches!(io.op, IoOp::Read | IoOp::Write) {
             return Ok(Queued::Done(-(libc::EFAULT as i64)));
         }
-        let entry: squeue::Entry = if self.registerfiles {
-            sqe!(self, io, types::Fixed(io.file))
-        } else {
-            sqe!(self, io, types::Fd(fd))
-        }
-        .user_data(io.slot as u64);
+        let entry: squeue::Entry = if self.registerfiles { sqe!(self, io, types::Fixed(io.file)) } else { sqe!(self, io, types::Fd(fd)) }
+            .user_data(io.slot as u64);
         // The buffer stays valid until the I/O completes (IoUnit contract).
         if unsafe { self.ring.submission().push(&entry) }.is_err() {
             self.wait_for_room(&entry)?;
@@ -630,8 +625,7 @@ mod tests {
             let f = open(&path, true);
             let bufs = Bufs::new(depth as usize);
             let Some(mut e) = make(depth, &o) else { return };
-            e.setup(&[EngineFile { fd: f.as_raw_fd(), size: depth as u64 * BS as u64, writable: true }], &bufs.engine_bufs())
-                .unwrap();
+            e.setup(&[EngineFile { fd: f.as_raw_fd(), size: depth as u64 * BS as u64, writable: true }], &bufs.engine_bufs()).unwrap();
             for s in 0..depth {
                 let u = IoUnit {
                     op: IoOp::Read,

@@ -261,12 +261,7 @@ impl Libaio {
         let mut eagain = 0u32;
         while done < total {
             let r = unsafe {
-                libc::syscall(
-                    libc::SYS_io_submit,
-                    self.ctx,
-                    (total - done) as libc::c_long,
-                    self.pending.as_mut_ptr().add(done),
-                )
+                libc::syscall(libc::SYS_io_submit, self.ctx, (total - done) as libc::c_long, self.pending.as_mut_ptr().add(done))
             };
             if r > 0 {
                 done += r as usize;
@@ -310,7 +305,6 @@ impl Libaio {
 }
 
 impl IoEngine for Libaio {
-
     fn setup(&mut self, files: &[EngineFile], bufs: &[EngineBuf]) -> io::Result<()> {
         self.fds = files.iter().map(|f| f.fd).collect();
         let slots = bufs.len().max(self.depth);

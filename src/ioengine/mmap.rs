@@ -94,7 +94,6 @@ fn map_file(f: &EngineFile) -> io::Result<Map> {
 }
 
 impl IoEngine for Mmap {
-
     fn setup(&mut self, files: &[EngineFile], _bufs: &[EngineBuf]) -> io::Result<()> {
         self.unmap_all();
         self.maps.reserve(files.len());

@@ -120,14 +120,7 @@ pub struct EngineInfo {
 }
 
 /// Every engine fsbench has, in one table (like ripgrep's flag list).
-pub static ENGINES: &[EngineInfo] = &[
-    sync::INFO,
-    psync::INFO,
-    libaio::INFO,
-    io_uring::INFO,
-    mmap::INFO,
-    null::INFO,
-];
+pub static ENGINES: &[EngineInfo] = &[sync::INFO, psync::INFO, libaio::INFO, io_uring::INFO, mmap::INFO, null::INFO];
 
 pub fn find(name: &str) -> Option<&'static EngineInfo> {
     ENGINES.iter().find(|e| e.name == name)

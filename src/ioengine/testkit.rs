@@ -144,4 +144,3 @@ pub fn roundtrip(mk: impl Fn(u32) -> Option<Box<dyn IoEngine>>, depth: usize, di
         }
     }
 }
-

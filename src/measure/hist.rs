@@ -14,10 +14,7 @@ const HIGHEST_NS: u64 = 3_600_000_000_000;
 const SIGFIG: u8 = 3;
 
 /// The percentiles every report shows (fio's list).
-pub const PERCENTILES: &[f64] = &[
-    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
-    99.99,
-];
+pub const PERCENTILES: &[f64] = &[1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99];
 
 #[derive(Clone, Debug)]
 pub struct LatencyHist {
@@ -76,9 +73,7 @@ impl LatencyHist {
 
     /// Non-empty buckets as (highest equivalent value in ns, count).
     pub fn buckets(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.h
-            .iter_recorded()
-            .map(|v| (self.h.highest_equivalent(v.value_iterated_to()), v.count_at_value()))
+        self.h.iter_recorded().map(|v| (self.h.highest_equivalent(v.value_iterated_to()), v.count_at_value()))
     }
 
     pub fn summary(&self) -> LatencySummary {
@@ -88,10 +83,7 @@ impl LatencyHist {
             max_ns: self.max(),
             mean_ns: self.mean(),
             stddev_ns: self.stddev(),
-            percentiles_ns: PERCENTILES
-                .iter()
-                .map(|p| (format_pct(*p), self.percentile(*p)))
-                .collect(),
+            percentiles_ns: PERCENTILES.iter().map(|p| (format_pct(*p), self.percentile(*p))).collect(),
         }
     }
 }
@@ -125,8 +117,7 @@ struct HistRepr {
 
 impl Serialize for LatencyHist {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        HistRepr { summary: self.summary(), buckets: self.buckets().map(|(v, c)| [v, c]).collect() }
-            .serialize(s)
+        HistRepr { summary: self.summary(), buckets: self.buckets().map(|(v, c)| [v, c]).collect() }.serialize(s)
     }
 }
 

@@ -124,21 +124,52 @@ pub struct RandVar {
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub enum Dist {
     /// randvar gamma: `min + Gamma(shape, (mean - min) / shape)`.
-    Gamma { mean: f64, shape: f64 },
+    Gamma {
+        mean: f64,
+        shape: f64,
+    },
     /// randvar uniform: `min + U * 2 * (mean - min)`.
-    Uniform { mean: f64 },
+    Uniform {
+        mean: f64,
+    },
     /// randvar tabular: rows of (percent, lo, hi); the sample picks a row
     /// by weight, then a uniform value in [lo, hi].
-    Tabular { rows: Vec<(u32, f64, f64)> },
+    Tabular {
+        rows: Vec<(u32, f64, f64)>,
+    },
     /// cvar-gamma: Gamma(shape, mean / shape).
-    CvarGamma { mean: f64, shape: f64 },
-    CvarNormal { mean: f64, sigma: f64 },
-    CvarUniform { lower: f64, upper: f64 },
-    CvarLognormal { shape: f64, scale: f64 },
-    CvarExponential { mean: f64 },
-    CvarTriangular { lower: f64, upper: f64, mode: f64 },
-    CvarWeibull { shape: f64, scale: f64 },
-    CvarErlang { shape: u64, rate: f64 },
+    CvarGamma {
+        mean: f64,
+        shape: f64,
+    },
+    CvarNormal {
+        mean: f64,
+        sigma: f64,
+    },
+    CvarUniform {
+        lower: f64,
+        upper: f64,
+    },
+    CvarLognormal {
+        shape: f64,
+        scale: f64,
+    },
+    CvarExponential {
+        mean: f64,
+    },
+    CvarTriangular {
+        lower: f64,
+        upper: f64,
+        mode: f64,
+    },
+    CvarWeibull {
+        shape: f64,
+        scale: f64,
+    },
+    CvarErlang {
+        shape: u64,
+        rate: f64,
+    },
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -387,10 +418,7 @@ impl FlowopKind {
     /// noreadahead) mean something on it.
     pub fn opens_file(self) -> bool {
         use FlowopKind::*;
-        matches!(
-            self,
-            CreateFile | OpenFile | Read | Write | AppendFile | AppendFileRand | ReadWholeFile | WriteWholeFile | AioWrite
-        )
+        matches!(self, CreateFile | OpenFile | Read | Write | AppendFile | AppendFileRand | ReadWholeFile | WriteWholeFile | AioWrite)
     }
 
     /// Accepts `filesetname`. createfile, openfile, makedir, removedir and
@@ -400,7 +428,21 @@ impl FlowopKind {
         use FlowopKind::*;
         matches!(
             self,
-            CreateFile | OpenFile | DeleteFile | StatFile | MakeDir | RemoveDir | ListDir | Read | Write | AppendFile | AppendFileRand | ReadWholeFile | WriteWholeFile | AioWrite | FsyncSet
+            CreateFile
+                | OpenFile
+                | DeleteFile
+                | StatFile
+                | MakeDir
+                | RemoveDir
+                | ListDir
+                | Read
+                | Write
+                | AppendFile
+                | AppendFileRand
+                | ReadWholeFile
+                | WriteWholeFile
+                | AioWrite
+                | FsyncSet
         )
     }
 }

@@ -54,7 +54,10 @@ pub const WRITE: usize = 1;
 pub enum BlockSize {
     Fixed(u64),
     /// Uniformly random multiple of `min` in `[min, max]` (fio `bsrange`).
-    Range { min: u64, max: u64 },
+    Range {
+        min: u64,
+        max: u64,
+    },
     /// Weighted choice (fio `bssplit`): `(size, percent)`, percents sum to 100.
     Split(Vec<(u64, u32)>),
 }

@@ -1,7 +1,7 @@
 //! The model every frontend produces and the runner consumes.
 
-pub mod job;
 pub mod flow;
+pub mod job;
 
 use std::path::PathBuf;
 
@@ -18,9 +18,9 @@ impl Plan {
     /// fileset's path.
     pub fn data_dir(&self) -> PathBuf {
         let dir = match self {
-            Plan::Jobs(jobs) => jobs.first().and_then(|j| {
-                j.directory.clone().or_else(|| j.filenames.first().and_then(|f| f.parent()).map(|p| p.to_path_buf()))
-            }),
+            Plan::Jobs(jobs) => jobs
+                .first()
+                .and_then(|j| j.directory.clone().or_else(|| j.filenames.first().and_then(|f| f.parent()).map(|p| p.to_path_buf()))),
             Plan::Flow(f) => f.filesets.first().map(|s| s.path.clone()),
         };
         dir.filter(|p| !p.as_os_str().is_empty()).unwrap_or_else(|| PathBuf::from("."))

@@ -46,10 +46,7 @@ impl DiskStat {
     }
     /// All completed requests of any kind.
     pub fn total_ios(&self) -> u64 {
-        self.read_ios
-            .saturating_add(self.write_ios)
-            .saturating_add(self.discard_ios)
-            .saturating_add(self.flush_ios)
+        self.read_ios.saturating_add(self.write_ios).saturating_add(self.discard_ios).saturating_add(self.flush_ios)
     }
     /// Counters of `self` minus those of `before`, saturating at 0 (a counter
     /// that went backwards means the device was reset or replaced).
@@ -116,10 +113,16 @@ pub fn read_stat(name: &str) -> io::Result<DiskStat> {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum BlockKind {
     Disk,
-    Partition { parent: String },
+    Partition {
+        parent: String,
+    },
     /// `backing_file` is None for a loop device with nothing attached.
-    Loop { backing_file: Option<PathBuf> },
-    DeviceMapper { slaves: Vec<String> },
+    Loop {
+        backing_file: Option<PathBuf>,
+    },
+    DeviceMapper {
+        slaves: Vec<String>,
+    },
     Zram,
     Other,
 }
@@ -296,9 +299,8 @@ impl BlockDev {
 fn classify(name: &str, major: u32, dir: &Path) -> BlockKind {
     if dir.join("partition").exists() {
         // /sys/class/block/vda1 -> ../../devices/.../block/vda/vda1
-        let parent = std::fs::canonicalize(dir)
-            .ok()
-            .and_then(|p| p.parent().and_then(|p| p.file_name()).map(|s| s.to_string_lossy().into_owned()));
+        let parent =
+            std::fs::canonicalize(dir).ok().and_then(|p| p.parent().and_then(|p| p.file_name()).map(|s| s.to_string_lossy().into_owned()));
         if let Some(parent) = parent {
             return BlockKind::Partition { parent };
         }
@@ -462,11 +464,8 @@ fn report(w: Watched, elapsed_ns: u64) -> DeviceReport {
     } else {
         None
     };
-    let ticks = delta
-        .io_ticks_ms
-        .saturating_add(delta.read_ticks_ms)
-        .saturating_add(delta.write_ticks_ms)
-        .saturating_add(delta.time_in_queue_ms);
+    let ticks =
+        delta.io_ticks_ms.saturating_add(delta.read_ticks_ms).saturating_add(delta.write_ticks_ms).saturating_add(delta.time_in_queue_ms);
     if matches!(w.dev.kind, BlockKind::Zram) {
         notes.push("time counters do not advance on zram; util and await are meaningless".into());
         util_pct = None;
@@ -734,11 +733,7 @@ mod tests {
         for (i, b) in buf.iter_mut().enumerate() {
             *b = (i % 251) as u8;
         }
-        let res = std::fs::OpenOptions::new()
-            .write(true)
-            .custom_flags(libc::O_DIRECT)
-            .open(path)
-            .and_then(|mut f| f.write_all(buf));
+        let res = std::fs::OpenOptions::new().write(true).custom_flags(libc::O_DIRECT).open(path).and_then(|mut f| f.write_all(buf));
         // SAFETY: same layout as allocated.
         unsafe { std::alloc::dealloc(ptr, layout) };
         res.expect("O_DIRECT write to the loop device");

@@ -179,11 +179,8 @@ pub fn bar_chart(title: &str, unit: &str, groups: &[BarGroup]) -> String {
     open(&mut svg, width, height, title);
     svg.push_str(&legend_svg);
 
-    let top_value = groups
-        .iter()
-        .flat_map(|g| g.bars.iter())
-        .map(|b| finite_or(b.mean, 0.0).max(finite_or(b.ci_high, 0.0)))
-        .fold(0.0, f64::max);
+    let top_value =
+        groups.iter().flat_map(|g| g.bars.iter()).map(|b| finite_or(b.mean, 0.0).max(finite_or(b.ci_high, 0.0))).fold(0.0, f64::max);
     let ticks = nice_ticks(top_value);
     let axis_max = *ticks.last().expect("at least two ticks");
     let step = ticks.get(1).copied().unwrap_or(axis_max);
@@ -285,11 +282,8 @@ pub fn percentile_chart(title: &str, series: &[(String, Vec<(f64, f64)>)]) -> St
     let clean: Vec<(&str, Vec<(f64, f64)>)> = series
         .iter()
         .map(|(name, pts)| {
-            let mut v: Vec<(f64, f64)> = pts
-                .iter()
-                .copied()
-                .filter(|(p, us)| p.is_finite() && *p >= 0.0 && *p < 100.0 && us.is_finite() && *us > 0.0)
-                .collect();
+            let mut v: Vec<(f64, f64)> =
+                pts.iter().copied().filter(|(p, us)| p.is_finite() && *p >= 0.0 && *p < 100.0 && us.is_finite() && *us > 0.0).collect();
             v.sort_by(|a, b| a.0.total_cmp(&b.0));
             (name.as_str(), v)
         })
@@ -576,7 +570,8 @@ mod tests {
     #[test]
     fn empty_and_degenerate_bar_charts_are_still_svg() {
         check_xml(&bar_chart("none", "u", &[])).unwrap();
-        let g = [BarGroup { label: "z".into(), bars: vec![Bar { series: "s".into(), mean: f64::NAN, ci_low: -1.0, ci_high: f64::INFINITY }] }];
+        let g =
+            [BarGroup { label: "z".into(), bars: vec![Bar { series: "s".into(), mean: f64::NAN, ci_low: -1.0, ci_high: f64::INFINITY }] }];
         let svg = bar_chart("degenerate", "u", &g);
         check_xml(&svg).unwrap();
         assert!(!svg.contains("NaN") && !svg.contains("inf"), "{svg}");
@@ -607,7 +602,8 @@ mod tests {
 
     #[test]
     fn percentile_chart_skips_bad_points() {
-        let svg = percentile_chart("x", &[("a".into(), vec![(100.0, 5.0), (50.0, 0.0), (f64::NAN, 1.0), (90.0, 3.0)]), ("empty".into(), vec![])]);
+        let svg =
+            percentile_chart("x", &[("a".into(), vec![(100.0, 5.0), (50.0, 0.0), (f64::NAN, 1.0), (90.0, 3.0)]), ("empty".into(), vec![])]);
         check_xml(&svg).unwrap_or_else(|e| panic!("{e}\n{svg}"));
         assert_eq!(svg.matches("<circle").count(), 1);
         assert!(!svg.contains("NaN") && !svg.contains("inf"));

@@ -60,7 +60,12 @@ pub fn summarize_experiment(name: &str, runs: &[ExperimentRun]) -> ExperimentSum
         }
         for r in &rs {
             if !r.cache.applied {
-                warnings.push(format!("{} r{}: cache scenario did not take effect: {}", cell.key(), r.repeat, r.cache.note.clone().unwrap_or_default()));
+                warnings.push(format!(
+                    "{} r{}: cache scenario did not take effect: {}",
+                    cell.key(),
+                    r.repeat,
+                    r.cache.note.clone().unwrap_or_default()
+                ));
             }
             if let Some(n) = r.cache.note.as_ref().filter(|n| n.contains("dirty pages pending")) {
                 warnings.push(format!("{} r{}: {n}", cell.key(), r.repeat));
@@ -82,10 +87,9 @@ pub fn summarize_experiment(name: &str, runs: &[ExperimentRun]) -> ExperimentSum
                 cell.key()
             ));
         }
-        if let (Some(dev), Some(bench)) = (
-            metrics.get("attribution/device_write_MiB").map(|s| s.mean),
-            metrics.get("attribution/benchmark_write_MiB").map(|s| s.mean),
-        ) {
+        if let (Some(dev), Some(bench)) =
+            (metrics.get("attribution/device_write_MiB").map(|s| s.mean), metrics.get("attribution/benchmark_write_MiB").map(|s| s.mean))
+        {
             if dev > bench * 1.5 + 1.0 {
                 warnings.push(format!(
                     "{}: the device saw {dev:.1} MiB of writes, the benchmark issued {bench:.1} MiB: other I/O (journal, background load, other processes) reached the device",
@@ -168,7 +172,8 @@ pub fn charts(s: &ExperimentSummary, runs: &[ExperimentRun]) -> Vec<(String, Str
         for c in &s.cells {
             let Some(x) = c.metrics.get(m) else { continue };
             let label = format!("{} / {}", c.cell.target, c.cell.workload);
-            let bar = Bar { series: format!("{} / {}", c.cell.cache, c.cell.background), mean: x.mean, ci_low: x.ci95_low, ci_high: x.ci95_high };
+            let bar =
+                Bar { series: format!("{} / {}", c.cell.cache, c.cell.background), mean: x.mean, ci_low: x.ci95_low, ci_high: x.ci95_high };
             match groups.iter_mut().find(|g| g.label == label) {
                 Some(g) => g.bars.push(bar),
                 None => groups.push(BarGroup { label, bars: vec![bar] }),
@@ -196,7 +201,10 @@ pub fn charts(s: &ExperimentSummary, runs: &[ExperimentRun]) -> Vec<(String, Str
         }
     }
     for (op, series) in by_op {
-        out.push((format!("{}_latency_percentiles.svg", op.replace('/', "_")), percentile_chart(&format!("{op} latency (µs) by percentile"), &series)));
+        out.push((
+            format!("{}_latency_percentiles.svg", op.replace('/', "_")),
+            percentile_chart(&format!("{op} latency (µs) by percentile"), &series),
+        ));
     }
     out
 }

@@ -64,7 +64,12 @@ pub fn job(s: &mut String, j: &JobResult, f: &FlowReport) {
     for info in f.flowops.iter().filter(|i| i.out_of_files > 0 || i.busy_skips > 0) {
         if info.out_of_files > 0 {
             let what = if info.kind == "createfile" || info.kind == "makedir" { "no free entry" } else { "no existing entry" };
-            let _ = writeln!(s, "  {}: {} calls found {what} and did nothing (Filebench would abort the run)", info.name, thousands(info.out_of_files));
+            let _ = writeln!(
+                s,
+                "  {}: {} calls found {what} and did nothing (Filebench would abort the run)",
+                info.name,
+                thousands(info.out_of_files)
+            );
         }
         if info.busy_skips > 0 {
             let _ = writeln!(s, "  {}: passed over {} files another thread had open", info.name, thousands(info.busy_skips));

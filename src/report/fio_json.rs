@@ -15,17 +15,22 @@ pub fn render(r: &RunResult) -> String {
     top.insert("timestamp_ms".into(), json!(r.started_unix * 1000));
     top.insert("time".into(), json!(ctime(r.started_unix)));
     top.insert("jobs".into(), Value::Array(jobs));
-    let disks: Vec<Value> = r.groups.iter().flat_map(|g| g.devices.iter()).map(|d| {
-        let x = &d.delta;
-        json!({
-            "name": d.name,
-            "read_ios": x.read_ios, "write_ios": x.write_ios,
-            "read_merges": x.read_merges, "write_merges": x.write_merges,
-            "read_ticks": x.read_ticks_ms, "write_ticks": x.write_ticks_ms,
-            "in_queue": x.time_in_queue_ms,
-            "util": d.util_pct.unwrap_or(0.0),
+    let disks: Vec<Value> = r
+        .groups
+        .iter()
+        .flat_map(|g| g.devices.iter())
+        .map(|d| {
+            let x = &d.delta;
+            json!({
+                "name": d.name,
+                "read_ios": x.read_ios, "write_ios": x.write_ios,
+                "read_merges": x.read_merges, "write_merges": x.write_merges,
+                "read_ticks": x.read_ticks_ms, "write_ticks": x.write_ticks_ms,
+                "in_queue": x.time_in_queue_ms,
+                "util": d.util_pct.unwrap_or(0.0),
+            })
         })
-    }).collect();
+        .collect();
     if !disks.is_empty() {
         top.insert("disk_util".into(), Value::Array(disks));
     }
@@ -141,10 +146,8 @@ fn lat_obj(h: &LatencyHist, with_percentiles: bool) -> Value {
     m.insert("stddev".into(), json!(if h.count() > 0 { h.stddev() } else { 0.0 }));
     m.insert("N".into(), json!(h.count()));
     if with_percentiles && h.count() > 0 {
-        let p: Map<String, Value> = crate::measure::hist::PERCENTILES
-            .iter()
-            .map(|p| (format!("{p:.6}"), json!(h.percentile(*p))))
-            .collect();
+        let p: Map<String, Value> =
+            crate::measure::hist::PERCENTILES.iter().map(|p| (format!("{p:.6}"), json!(h.percentile(*p)))).collect();
         m.insert("percentile".into(), Value::Object(p));
     }
     Value::Object(m)

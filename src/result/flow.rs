@@ -141,7 +141,12 @@ mod tests {
         let j0 = job(
             "w",
             2_000_000_000,
-            &[op("readfile", 100, 102_400, 1_000_000), op("writefile", 50, 51_200, 3_000_000), op("closefile", 30, 0, 10_000), op("hog", 1000, 0, 5_000_000)],
+            &[
+                op("readfile", 100, 102_400, 1_000_000),
+                op("writefile", 50, 51_200, 3_000_000),
+                op("closefile", 30, 0, 10_000),
+                op("hog", 1000, 0, 5_000_000),
+            ],
         );
         let f = FlowReport {
             flowops: vec![

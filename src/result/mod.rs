@@ -203,9 +203,7 @@ impl JobResult {
     /// fio-style job, the read- and write-attributed flowops of a
     /// Filebench-style one.
     pub fn issued(&self) -> ((u64, u64), (u64, u64)) {
-        let sum = |pick: &dyn Fn(&OpStats) -> bool| {
-            self.ops.iter().filter(|o| pick(o)).fold((0, 0), |(n, b), o| (n + o.ops, b + o.bytes))
-        };
+        let sum = |pick: &dyn Fn(&OpStats) -> bool| self.ops.iter().filter(|o| pick(o)).fold((0, 0), |(n, b), o| (n + o.ops, b + o.bytes));
         match &self.flow {
             Some(f) => {
                 let dir = |o: &OpStats| f.flowops.iter().find(|i| i.name == o.name).map(|i| i.direction);

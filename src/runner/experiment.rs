@@ -7,12 +7,12 @@ use crate::environment::background::BackgroundLoad;
 use crate::environment::cache;
 use crate::environment::target::{ActiveTarget, TargetSpec};
 use crate::frontend::experiment::{expand, runtime_seconds, Experiment, FilebenchSource, Workload};
+use crate::frontend::fio::{self, ParseOptions};
 use crate::frontend::personalities;
 use crate::frontend::wml::{self, WmlOptions};
 use crate::model::flow::FlowPlan;
-use crate::model::Plan;
-use crate::frontend::fio::{self, ParseOptions};
 use crate::model::job::JobSpec;
+use crate::model::Plan;
 use crate::result::experiment::{Attribution, Cell, ExperimentRun, RUN_SCHEMA};
 use crate::result::RunResult;
 use crate::runner::{self, RunOptions};
@@ -91,8 +91,7 @@ pub fn run(exp: &Experiment, opts: &ExperimentOptions) -> Result<usize, String> 
         if opts.stop.load(Ordering::Relaxed) {
             break;
         }
-        let mut active = ActiveTarget::setup(&t.label, &t.spec, opts.allow_device)
-            .map_err(|e| format!("target '{}': {e}", t.label))?;
+        let mut active = ActiveTarget::setup(&t.label, &t.spec, opts.allow_device).map_err(|e| format!("target '{}': {e}", t.label))?;
         for p in todo {
             if opts.stop.load(Ordering::Relaxed) {
                 break;
@@ -163,10 +162,9 @@ fn run_one(
         }
         cache_step = Some((report, guard));
         load = match &exp.backgrounds[p.background] {
-            Some(b) => b
-                .spec(&bg_dir)
-                .and_then(|s| BackgroundLoad::start(&s).map_err(|e| format!("background load '{}': {e}", b.label)))
-                .map(Some),
+            Some(b) => {
+                b.spec(&bg_dir).and_then(|s| BackgroundLoad::start(&s).map_err(|e| format!("background load '{}': {e}", b.label))).map(Some)
+            }
             None => Ok(None),
         };
     });
@@ -213,11 +211,9 @@ const ALLOCATION_OPTIONS: &[&str] = &["delalloc", "nodelalloc"];
 pub fn allocation_warnings(exp: &Experiment) -> Vec<String> {
     let alloc_opts = |spec: &TargetSpec| -> Vec<String> {
         match spec {
-            TargetSpec::Managed { mount_options, .. } => mount_options
-                .split(',')
-                .filter(|o| ALLOCATION_OPTIONS.contains(o))
-                .map(str::to_string)
-                .collect(),
+            TargetSpec::Managed { mount_options, .. } => {
+                mount_options.split(',').filter(|o| ALLOCATION_OPTIONS.contains(o)).map(str::to_string).collect()
+            }
             _ => Vec::new(),
         }
     };
@@ -231,9 +227,8 @@ pub fn allocation_warnings(exp: &Experiment) -> Vec<String> {
     let mut out = Vec::new();
     for w in &exp.workloads {
         let Ok(plan) = plan_for(exp, w, &exp.targets[0].spec, placeholder) else { continue };
-        let allocates = |j: &JobSpec| {
-            j.rw.writes() && (!j.direct || j.fallocate == crate::model::job::Fallocate::None || j.create_on_open || j.unlink)
-        };
+        let allocates =
+            |j: &JobSpec| j.rw.writes() && (!j.direct || j.fallocate == crate::model::job::Fallocate::None || j.create_on_open || j.unlink);
         let any_allocates = match &plan {
             Plan::Jobs(jobs) => jobs.iter().any(allocates),
             // Creating, appending and writing whole files allocate; assume a
@@ -347,9 +342,8 @@ fn attribute(r: &RunResult, target: &ActiveTarget, background_write_bytes: u64) 
             }
         }
     }
-    let ((_, read), (_, write)) = r.jobs.iter().map(|j| j.issued()).fold(((0, 0), (0, 0)), |((a, b), (c, d)), ((e, f), (g, h))| {
-        ((a + e, b + f), (c + g, d + h))
-    });
+    let ((_, read), (_, write)) =
+        r.jobs.iter().map(|j| j.issued()).fold(((0, 0), (0, 0)), |((a, b), (c, d)), ((e, f), (g, h))| ((a + e, b + f), (c + g, d + h)));
     let storage: u64 = r.groups.iter().map(|g| g.process_io.write_bytes).sum();
     Attribution {
         benchmark_read_bytes: read,
@@ -422,7 +416,8 @@ mod tests {
         let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/experiments/delalloc.toml");
         let exp = crate::frontend::experiment::load(&f, &[]).unwrap();
         let w = allocation_warnings(&exp);
-        let flagged: Vec<&str> = exp.workloads.iter().map(|w| w.label.as_str()).filter(|l| w.iter().any(|x| x.contains(&format!("'{l}'")))).collect();
+        let flagged: Vec<&str> =
+            exp.workloads.iter().map(|w| w.label.as_str()).filter(|l| w.iter().any(|x| x.contains(&format!("'{l}'")))).collect();
         assert_eq!(flagged, vec!["seed-job", "seed-write-fsync1"], "{w:?}");
     }
 

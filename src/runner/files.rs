@@ -72,12 +72,7 @@ pub fn granularity(spec: &JobSpec) -> u64 {
 }
 
 /// Check, create and lay out the files of one clone.
-pub fn prepare(
-    spec: &JobSpec,
-    clone: u32,
-    allow_device: bool,
-    ledger: &mut Ledger,
-) -> Result<Vec<PreparedFile>, String> {
+pub fn prepare(spec: &JobSpec, clone: u32, allow_device: bool, ledger: &mut Ledger) -> Result<Vec<PreparedFile>, String> {
     let paths = paths(spec, clone);
     let per_file = spec.size.map(|total| total / paths.len() as u64);
     let gran = granularity(spec);
@@ -89,10 +84,9 @@ pub fn prepare(
         }
         let size = match per_file {
             Some(s) => s,
-            None => existing_size(&path, is_device).map_err(|e| {
-                format!("job '{}': size is not set and {} {e}", spec.name, path.display())
-            })?
-            .saturating_sub(spec.offset),
+            None => existing_size(&path, is_device)
+                .map_err(|e| format!("job '{}': size is not set and {} {e}", spec.name, path.display()))?
+                .saturating_sub(spec.offset),
         };
         let usable = size / gran * gran;
         if usable < spec.max_bs() {

@@ -3,8 +3,8 @@
 
 pub mod buffers;
 pub mod experiment;
-pub mod flow;
 pub mod files;
+pub mod flow;
 pub mod offsets;
 pub mod progress;
 pub mod rng;
@@ -129,10 +129,7 @@ fn cache_warning(jobs: &[JobSpec]) -> Option<String> {
 
 /// Run every job; interrupted runs come back marked partial.
 pub fn run(jobs: Vec<JobSpec>, opts: &RunOptions) -> Result<RunResult, String> {
-    let started_unix = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
+    let started_unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let mut warnings: Vec<String> = jobs.iter().flat_map(warnings_for).collect();
     if !opts.cache_controlled {
         warnings.extend(cache_warning(&jobs));
@@ -162,11 +159,7 @@ pub fn run(jobs: Vec<JobSpec>, opts: &RunOptions) -> Result<RunResult, String> {
     }
     let partial = opts.stop.load(Ordering::Relaxed);
     let cleanup_all = (partial || failure.is_some()) && !opts.keep_files;
-    let unlink: Vec<PathBuf> = if opts.keep_files {
-        Vec::new()
-    } else {
-        jobs.iter().filter(|j| j.unlink).flat_map(job_paths).collect()
-    };
+    let unlink: Vec<PathBuf> = if opts.keep_files { Vec::new() } else { jobs.iter().filter(|j| j.unlink).flat_map(job_paths).collect() };
     for e in ledger.remove_where(|p| cleanup_all || unlink.iter().any(|u| u == p)) {
         warnings.push(e);
     }
@@ -266,13 +259,8 @@ fn run_group(
     });
     let usage = usage_before.until(&UsageMark::now());
     let elapsed_ns = (usage.wall_s * 1e9) as u64;
-    let group = GroupResult {
-        group: gid,
-        elapsed_ns,
-        process_io: process_io().since(&io_before),
-        devices: watch.finish(elapsed_ns),
-        cpu: usage,
-    };
+    let group =
+        GroupResult { group: gid, elapsed_ns, process_io: process_io().since(&io_before), devices: watch.finish(elapsed_ns), cpu: usage };
     Ok((collect_results(gid, members, jobs, outputs), group))
 }
 

@@ -18,12 +18,7 @@ impl Permutation {
     pub fn new(n: u64, rng: &mut Rng) -> Permutation {
         let bits = 64 - n.saturating_sub(1).leading_zeros();
         let half_bits = bits.div_ceil(2).max(1);
-        Permutation {
-            n,
-            half_bits,
-            mask: (1u64 << half_bits) - 1,
-            keys: [rng.next_u64(), rng.next_u64(), rng.next_u64(), rng.next_u64()],
-        }
+        Permutation { n, half_bits, mask: (1u64 << half_bits) - 1, keys: [rng.next_u64(), rng.next_u64(), rng.next_u64(), rng.next_u64()] }
     }
 
     #[inline]
@@ -59,11 +54,16 @@ impl Permutation {
 /// How one file's offsets are produced for one direction.
 #[derive(Clone, Debug)]
 pub enum Pattern {
-    Sequential { next: u64 },
+    Sequential {
+        next: u64,
+    },
     /// Uniform random block, repeats allowed (norandommap).
     Uniform,
     /// Every block once per pass.
-    Mapped { perm: Permutation, index: u64 },
+    Mapped {
+        perm: Permutation,
+        index: u64,
+    },
 }
 
 /// The region of one file an I/O stream covers: `[start, end)`.

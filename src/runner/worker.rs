@@ -72,13 +72,7 @@ struct Ticker {
 impl Ticker {
     fn new(start: Instant, capacity: usize) -> Ticker {
         let v = || Vec::with_capacity(capacity);
-        Ticker {
-            next: start + TICK,
-            cur_ops: [0; 3],
-            cur_bytes: [0; 3],
-            ops: [v(), v(), v()],
-            bytes: [v(), v(), v()],
-        }
+        Ticker { next: start + TICK, cur_ops: [0; 3], cur_bytes: [0; 3], ops: [v(), v(), v()], bytes: [v(), v(), v()] }
     }
 
     #[inline]
@@ -141,13 +135,7 @@ struct Worker<'a> {
 pub fn run(input: WorkerInput) -> WorkerOutput {
     let spec = input.spec.clone();
     let used = [spec.rw.reads(), spec.rw.writes(), spec.fsync > 0 || spec.fdatasync > 0 || spec.end_fsync];
-    let fail = |e: String| WorkerOutput {
-        ops: Vec::new(),
-        timeline: Timeline::default(),
-        elapsed_ns: 0,
-        partial: false,
-        error: Some(e),
-    };
+    let fail = |e: String| WorkerOutput { ops: Vec::new(), timeline: Timeline::default(), elapsed_ns: 0, partial: false, error: Some(e) };
     let info = match ioengine::find(&spec.ioengine) {
         Some(i) => i,
         None => return fail(format!("unknown ioengine '{}'", spec.ioengine)),
@@ -324,13 +312,7 @@ impl<'a> Worker<'a> {
             time_based: spec.time_based,
         };
         // Rates hold from the first I/O on, ramp included.
-        let mut pacer = Pacer {
-            start: Instant::now(),
-            bytes_per_s: spec.rate,
-            iops: spec.rate_iops,
-            sent_bytes: [0; 2],
-            sent_ios: [0; 2],
-        };
+        let mut pacer = Pacer { start: Instant::now(), bytes_per_s: spec.rate, iops: spec.rate_iops, sent_bytes: [0; 2], sent_ios: [0; 2] };
         let pacing = pacer.active();
         let mixed = spec.rw.reads() && spec.rw.writes();
         let only = if spec.rw.reads() { READ } else { WRITE };
@@ -371,7 +353,15 @@ impl<'a> Worker<'a> {
                     done = true;
                     break;
                 }
-                let dir = if mixed { if self.rng.below(100) < spec.rwmixread as u64 { READ } else { WRITE } } else { only };
+                let dir = if mixed {
+                    if self.rng.below(100) < spec.rwmixread as u64 {
+                        READ
+                    } else {
+                        WRITE
+                    }
+                } else {
+                    only
+                };
                 let len = self.block_len(dir);
                 let file = next_file;
                 next_file = if next_file + 1 == nfiles { 0 } else { next_file + 1 };

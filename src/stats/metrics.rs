@@ -104,8 +104,7 @@ pub struct MetricSummary {
 pub fn collect(runs: &[RunResult]) -> Vec<(String, Vec<f64>)> {
     let per_run: Vec<Vec<(String, f64)>> = runs.iter().map(metrics).collect();
     let Some(first) = per_run.first() else { return Vec::new() };
-    let maps: Vec<HashMap<&str, f64>> =
-        per_run.iter().map(|m| m.iter().map(|(k, v)| (k.as_str(), *v)).collect()).collect();
+    let maps: Vec<HashMap<&str, f64>> = per_run.iter().map(|m| m.iter().map(|(k, v)| (k.as_str(), *v)).collect()).collect();
     first
         .iter()
         .filter_map(|(name, _)| {
@@ -163,10 +162,8 @@ mod tests {
 
     #[test]
     fn duplicate_job_names_are_numbered() {
-        let r = run(
-            &[job("c", 1_000_000_000, &[op("write", 10, 40960, 1000)]), job("c", 1_000_000_000, &[op("write", 20, 81920, 1000)])],
-            &[],
-        );
+        let r =
+            run(&[job("c", 1_000_000_000, &[op("write", 10, 40960, 1000)]), job("c", 1_000_000_000, &[op("write", 20, 81920, 1000)])], &[]);
         let m = metrics(&r);
         assert_eq!(get(&m, "c/write/iops"), 10.0);
         assert_eq!(get(&m, "c#2/write/iops"), 20.0);
@@ -175,11 +172,7 @@ mod tests {
     #[test]
     fn devices_count_once_without_underlying() {
         // dm-0 on vda2 on vda: only dm-0 counts; vda2 listed twice counts once.
-        let devs = vec![
-            dev("dm-0", &["vda2", "vda"], 2048, 4096),
-            dev("vda2", &["vda"], 2048, 4096),
-            dev("vda", &[], 9999, 9999),
-        ];
+        let devs = vec![dev("dm-0", &["vda2", "vda"], 2048, 4096), dev("vda2", &["vda"], 2048, 4096), dev("vda", &[], 9999, 9999)];
         let r = run(&[job("x", 1_000_000_000, &[op("read", 1, 4096, 1000)])], &devs);
         let m = metrics(&r);
         assert_eq!(get(&m, "device/read_MiB"), 1.0);
@@ -213,7 +206,10 @@ mod tests {
         assert_eq!((iops.n, iops.mean, iops.sd), (3, 100.0, 10.0));
 
         let w = warnings(&s);
-        assert!(w.iter().any(|l| l == "CV of x/read/iops is 10.0% (> 5%): the runs disagree; add repeats or control the environment"), "{w:?}");
+        assert!(
+            w.iter().any(|l| l == "CV of x/read/iops is 10.0% (> 5%): the runs disagree; add repeats or control the environment"),
+            "{w:?}"
+        );
         assert!(summarize_runs(&[]).is_empty());
     }
 

@@ -79,11 +79,7 @@ pub fn t_two_sided_p(t: f64, df: f64) -> Option<f64> {
         return None;
     }
     // Upper tail through the symmetric lower one: no cancellation in 1 − F.
-    let lower = if df > 1e7 {
-        Normal::new(0.0, 1.0).ok()?.cdf(-t.abs())
-    } else {
-        StudentsT::new(0.0, 1.0, df).ok()?.cdf(-t.abs())
-    };
+    let lower = if df > 1e7 { Normal::new(0.0, 1.0).ok()?.cdf(-t.abs()) } else { StudentsT::new(0.0, 1.0, df).ok()?.cdf(-t.abs()) };
     let p = 2.0 * lower;
     p.is_finite().then_some(p.clamp(0.0, 1.0))
 }
@@ -111,11 +107,7 @@ pub fn summarize(xs: &[f64]) -> Summary {
     let nf = n as f64;
     let mean = v.iter().sum::<f64>() / nf;
     let median = if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 };
-    let sd = if n >= 2 {
-        (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (nf - 1.0)).sqrt()
-    } else {
-        0.0
-    };
+    let sd = if n >= 2 { (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (nf - 1.0)).sqrt() } else { 0.0 };
     let cv = if mean == 0.0 { 0.0 } else { sd / mean.abs() };
     let (ci95_low, ci95_high, ci_defined) = match (n >= 2).then(|| t_crit_95(nf - 1.0)).flatten() {
         Some(t) => {

@@ -12,17 +12,11 @@ pub fn fsbench() -> Command {
 /// Run `fsbench fio ARGS --output-format=json --no-progress`, expect success,
 /// return the parsed result.
 pub fn fio_json(args: &[&str]) -> Value {
-    let out = fsbench()
-        .arg("fio")
-        .args(args)
-        .args(["--output-format=json", "--no-progress"])
-        .output()
-        .expect("fsbench runs");
+    let out = fsbench().arg("fio").args(args).args(["--output-format=json", "--no-progress"]).output().expect("fsbench runs");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "fsbench failed: {stderr}");
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!("stdout is not JSON ({e}): {}\nstderr: {stderr}", String::from_utf8_lossy(&out.stdout))
-    })
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}\nstderr: {stderr}", String::from_utf8_lossy(&out.stdout)))
 }
 
 /// The `name` operation of job `i`.
@@ -46,11 +40,7 @@ pub fn skip(reason: &str) -> bool {
 }
 
 pub fn have(cmd: &str) -> bool {
-    std::process::Command::new("sh")
-        .args(["-c", &format!("command -v {cmd}")])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
+    std::process::Command::new("sh").args(["-c", &format!("command -v {cmd}")]).output().map(|o| o.status.success()).unwrap_or(false)
 }
 
 /// Pages of `path` resident in the page cache (mincore over a mapping).

@@ -135,7 +135,8 @@ impl Builder<'_> {
                 }
                 Entry::Option { key, value, pos, value_col } => {
                     let section = if in_global { "global" } else { &jobs[jobs.len() - 1].state.spec.name };
-                    let key_loc = Loc { source: pos.source.clone(), line: Some(pos.line), col: Some(pos.col), section: Some(section.to_string()) };
+                    let key_loc =
+                        Loc { source: pos.source.clone(), line: Some(pos.line), col: Some(pos.col), section: Some(section.to_string()) };
                     let given = Given { key, value: value.as_deref(), value_loc: key_loc.at_col(*value_col), key_loc };
                     let job = if in_global { &mut global } else { jobs.last_mut().expect("a job section was seen") };
                     self.apply(job, given)?;
@@ -208,8 +209,7 @@ pub fn finish(job: Job) -> Result<JobSpec, FioError> {
         return Err(loc("time_based").err(Some("time_based"), msg));
     }
     if let Some(raw) = &job.state.filename {
-        spec.filenames = split_filenames(raw, spec.directory.as_deref())
-            .map_err(|m| loc("filename").err(Some("filename"), m))?;
+        spec.filenames = split_filenames(raw, spec.directory.as_deref()).map_err(|m| loc("filename").err(Some("filename"), m))?;
     }
     Ok(spec)
 }

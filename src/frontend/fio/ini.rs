@@ -28,10 +28,18 @@ pub struct Pos {
 /// One meaningful line of a job file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Entry {
-    Section { name: String, pos: Pos },
+    Section {
+        name: String,
+        pos: Pos,
+    },
     /// `value` is `None` for a bare key; `value_col` is where the value
     /// starts (just after `=` when it is empty).
-    Option { key: String, value: Option<String>, pos: Pos, value_col: u32 },
+    Option {
+        key: String,
+        value: Option<String>,
+        pos: Pos,
+        value_col: u32,
+    },
 }
 
 /// Read a job file and everything it includes.
@@ -195,8 +203,7 @@ fn include(ctx: &Ctx, body: &str, name_at: usize, stack: &mut Vec<PathBuf>, out:
     if stack.len() >= MAX_INCLUDE_DEPTH {
         return Err(ctx.err(col, out, None, format!("includes nested deeper than {MAX_INCLUDE_DEPTH}")));
     }
-    let bytes = std::fs::read(&path)
-        .map_err(|e| ctx.err(col, out, None, format!("cannot read include file '{}': {e}", path.display())))?;
+    let bytes = std::fs::read(&path).map_err(|e| ctx.err(col, out, None, format!("cannot read include file '{}': {e}", path.display())))?;
     stack.push(canon);
     let source = path.display().to_string();
     let result = read_bytes(&source, &bytes, parent_dir(&path), stack, out);

@@ -11,9 +11,9 @@ mod expand;
 mod expr;
 mod ini;
 pub mod options;
-pub mod units;
 #[cfg(test)]
 mod tests;
+pub mod units;
 
 use crate::model::job::JobSpec;
 use std::fmt;
@@ -88,11 +88,7 @@ fn parse_entries(
     env: expand::Env,
 ) -> Result<Parsed, FioError> {
     let mut b = build::Builder { opts, env, warnings: Vec::new() };
-    let jobs = if files.is_empty() {
-        b.command_line_jobs(args)?
-    } else {
-        file_jobs(&mut b, &files, args)?
-    };
+    let jobs = if files.is_empty() { b.command_line_jobs(args)? } else { file_jobs(&mut b, &files, args)? };
     let jobs = jobs.into_iter().map(build::finish).collect::<Result<Vec<_>, _>>()?;
     Ok(Parsed { jobs, warnings: b.warnings })
 }

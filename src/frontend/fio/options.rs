@@ -291,8 +291,18 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("bssplit", [], "weighted block sizes such as 4k/10:64k/90", Value(set_bssplit)),
     opt!("ioengine", [], "I/O engine name", Value(set_ioengine)),
     opt!("iodepth", [], "I/Os in flight (1-65536)", Uint(1, 65536, |j, n| j.spec.iodepth = n)),
-    opt!("iodepth_batch_submit", ["iodepth_batch"], "I/Os per submit call (0 = all queued)", Uint(0, 65536, |j, n| j.spec.engine.iodepth_batch_submit = n)),
-    opt!("iodepth_batch_complete_min", ["iodepth_batch_complete"], "minimum completions to wait for", Uint(0, 65536, |j, n| j.spec.engine.iodepth_batch_complete_min = n)),
+    opt!(
+        "iodepth_batch_submit",
+        ["iodepth_batch"],
+        "I/Os per submit call (0 = all queued)",
+        Uint(0, 65536, |j, n| j.spec.engine.iodepth_batch_submit = n)
+    ),
+    opt!(
+        "iodepth_batch_complete_min",
+        ["iodepth_batch_complete"],
+        "minimum completions to wait for",
+        Uint(0, 65536, |j, n| j.spec.engine.iodepth_batch_complete_min = n)
+    ),
     opt!("fixedbufs", [], "io_uring: register buffers", Bool(|j, b| j.spec.engine.fixedbufs = b)),
     opt!("registerfiles", [], "io_uring: register files", Bool(|j, b| j.spec.engine.registerfiles = b)),
     opt!("sqthread_poll", [], "io_uring: kernel submission polling thread", Bool(|j, b| j.spec.engine.sqthread_poll = b)),
@@ -303,7 +313,12 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("fdatasync", [], "fdatasync after every N writes (0 = never)", Uint(0, u32::MAX, |j, n| j.spec.fdatasync = n)),
     opt!("end_fsync", [], "fsync when the job ends (0/1)", Bool(|j, b| j.spec.end_fsync = b)),
     opt!("numjobs", [], "parallel clones of the job (>= 1)", Uint(1, u32::MAX, |j, n| j.spec.numjobs = n)),
-    opt!("runtime", ["timeout"], "run time limit such as 60 or 2m (default unit s; 0 = none)", Time(SEC, |j, d| j.spec.runtime = Some(d).filter(|d| !d.is_zero()))),
+    opt!(
+        "runtime",
+        ["timeout"],
+        "run time limit such as 60 or 2m (default unit s; 0 = none)",
+        Time(SEC, |j, d| j.spec.runtime = Some(d).filter(|d| !d.is_zero()))
+    ),
     opt!("time_based", [], "run for runtime even when the I/O is done (0/1)", Bool(|j, b| j.spec.time_based = b)),
     opt!("ramp_time", [], "unmeasured warm-up time such as 10 (default unit s)", Time(SEC, |j, d| j.spec.ramp_time = d)),
     opt!("startdelay", [], "delay before the job starts (default unit s)", Time(SEC, |j, d| j.spec.startdelay = d)),
@@ -320,7 +335,12 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("fallocate", [], "preallocation: none, native, posix, keep, 0, 1", Value(set_fallocate)),
     opt!("zero_buffers", [], "write buffers of zeros (0/1)", Bool(|j, b| j.spec.buffer.zero = b)),
     opt!("refill_buffers", [], "new buffer content before every write (0/1)", Bool(|j, b| j.spec.buffer.refill = b)),
-    opt!("buffer_compress_percentage", [], "compressible part of each chunk (0-100)", Uint(0, 100, |j, n| j.spec.buffer.compress_percentage = n)),
+    opt!(
+        "buffer_compress_percentage",
+        [],
+        "compressible part of each chunk (0-100)",
+        Uint(0, 100, |j, n| j.spec.buffer.compress_percentage = n)
+    ),
     opt!("buffer_compress_chunk", [], "chunk size for buffer_compress_percentage, such as 4k", Value(set_compress_chunk)),
     opt!("group_reporting", [], "report clones of a job together (0/1)", Bool(|j, b| j.spec.group_reporting = b)),
     opt!("stonewall", ["wait_for_previous"], "wait for earlier jobs to finish (0/1)", Bool(|j, b| j.spec.stonewall = b)),

@@ -96,7 +96,21 @@ fn seed_paper_job_file() {
     let keys: Vec<&str> = r.options.iter().map(|(k, _)| k.as_str()).collect();
     assert_eq!(
         keys,
-        ["ioengine", "direct", "ramp_time", "size", "iodepth", "runtime", "bs", "time_based", "group_reporting", "norandommap", "stonewall", "filename", "rw"]
+        [
+            "ioengine",
+            "direct",
+            "ramp_time",
+            "size",
+            "iodepth",
+            "runtime",
+            "bs",
+            "time_based",
+            "group_reporting",
+            "norandommap",
+            "stonewall",
+            "filename",
+            "rw"
+        ]
     );
     assert_eq!(r.options[6], ("bs".to_string(), "4k".to_string()));
     assert_eq!(r.options[7], ("time_based".to_string(), String::new()));
@@ -142,7 +156,9 @@ fn global_applies_only_to_later_jobs() {
 
 #[test]
 fn environment_keywords_and_arithmetic() {
-    let j = &jobs("[j]\ndirectory=${FSB_DIR}\nfilename=f\nbs=${FSB_BS}\nnumjobs=$ncpus\nsize=8*$mb_memory\nio_size=(1024*2)m\noffset=$pagesize\n")[0];
+    let j = &jobs(
+        "[j]\ndirectory=${FSB_DIR}\nfilename=f\nbs=${FSB_BS}\nnumjobs=$ncpus\nsize=8*$mb_memory\nio_size=(1024*2)m\noffset=$pagesize\n",
+    )[0];
     assert_eq!(j.filenames, [PathBuf::from("/mnt/test/f")]);
     assert_eq!(j.bs[READ], BlockSize::Fixed(8192));
     assert_eq!(u64::from(j.numjobs), expand::ncpus());
@@ -403,8 +419,29 @@ impl Rng {
 /// Bytes that matter to the grammar, plus some that should not.
 const ALPHABET: &[u8] = b"[]=;# \t\n\r$(){}*/%^+-.,:\\0123456789kmgKMGibsuxyz_\xff\xc3\xa9";
 const PIECES: &[&str] = &[
-    "[global]\n", "[j]\n", "bs=", "size=", "rw=", "bssplit=", "bsrange=", "rate=", "${", "$ncpus", "$mb_memory",
-    "(((", ")", "4k", "1e9", "2^99", "/0", "time_based\n", "runtime=", "filename=", "\\:", "include x\n", "kb_base=1000\n",
+    "[global]\n",
+    "[j]\n",
+    "bs=",
+    "size=",
+    "rw=",
+    "bssplit=",
+    "bsrange=",
+    "rate=",
+    "${",
+    "$ncpus",
+    "$mb_memory",
+    "(((",
+    ")",
+    "4k",
+    "1e9",
+    "2^99",
+    "/0",
+    "time_based\n",
+    "runtime=",
+    "filename=",
+    "\\:",
+    "include x\n",
+    "kb_base=1000\n",
 ];
 
 fn mutate(rng: &mut Rng, base: &[u8]) -> Vec<u8> {

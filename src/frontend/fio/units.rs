@@ -136,11 +136,7 @@ pub fn parse_bool(s: &str) -> Result<bool, String> {
 /// Parse a whole number in `min..=max` (an expression is fine, a unit is not).
 pub fn parse_uint(s: &str, min: u64, max: u64) -> Result<u64, String> {
     let s = s.trim();
-    let form = if max == u64::MAX {
-        format!("a whole number >= {min}")
-    } else {
-        format!("a whole number from {min} to {max}")
-    };
+    let form = if max == u64::MAX { format!("a whole number >= {min}") } else { format!("a whole number from {min} to {max}") };
     let (n, suffix) = number_and_suffix(s).map_err(|why| expected(&form, s, &why))?;
     if !suffix.is_empty() {
         return Err(expected(&form, s, &format!("unexpected '{suffix}'")));

@@ -74,17 +74,37 @@ pub enum CreateWhat {
 #[derive(Clone, Debug, PartialEq)]
 pub enum StmtKind {
     /// `define fileset` (`file: false`) or `define file`.
-    Fileset { file: bool, attrs: Vec<Attr> },
-    Process { attrs: Vec<Attr>, threads: Vec<Thread> },
+    Fileset {
+        file: bool,
+        attrs: Vec<Attr>,
+    },
+    Process {
+        attrs: Vec<Attr>,
+        threads: Vec<Thread>,
+    },
     /// `define flowop name=N ... { flowops }`.
-    Composite { attrs: Vec<Attr>, body: Vec<Flowop> },
-    Set { var: String, var_pos: Pos, value: SetValue },
+    Composite {
+        attrs: Vec<Attr>,
+        body: Vec<Flowop>,
+    },
+    Set {
+        var: String,
+        var_pos: Pos,
+        value: SetValue,
+    },
     /// 1.4 `define randvar name=$x, ...`, kept apart to detect the dialect.
-    DefineRandvar { var: String, var_pos: Pos, attrs: Vec<Attr> },
+    DefineRandvar {
+        var: String,
+        var_pos: Pos,
+        attrs: Vec<Attr>,
+    },
     ModeQuit(crate::model::flow::QuitMode),
     NoUseStats,
     Run(Option<Value>),
-    Psrun { period: Option<Value>, duration: Option<Value> },
+    Psrun {
+        period: Option<Value>,
+        duration: Option<Value>,
+    },
     Create(CreateWhat),
     Eventgen(Vec<Attr>),
     Sleep(Value),

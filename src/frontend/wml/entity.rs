@@ -122,7 +122,10 @@ impl<'a> Lower<'a> {
         if body.is_empty() {
             return Err(self.err(pos, format!("define flowop {name}: expected at least one flowop in its body")));
         }
-        let iters = a.get("iters").map(|i| i.value.as_ref().ok_or_else(|| self.err(i.pos, "attribute iters needs a value (iters=...)"))).transpose()?;
+        let iters = a
+            .get("iters")
+            .map(|i| i.value.as_ref().ok_or_else(|| self.err(i.pos, "attribute iters needs a value (iters=...)")))
+            .transpose()?;
         let locals = a.locals.clone();
         self.composites.insert(name, CompositeDef { at, line: pos.line, iters, locals, body });
         Ok(())
@@ -149,7 +152,10 @@ impl<'a> Lower<'a> {
             None if entries.saturating_add(leafdirs) > 1 => {
                 return Err(self.err(
                     pos,
-                    format!("{entity}: missing required attribute dirwidth (mean entries per directory) for {} entries", entries.saturating_add(leafdirs)),
+                    format!(
+                        "{entity}: missing required attribute dirwidth (mean entries per directory) for {} entries",
+                        entries.saturating_add(leafdirs)
+                    ),
                 ))
             }
             // Only one entry: there is no tree to shape.
@@ -270,7 +276,9 @@ impl<'a> Lower<'a> {
                 let g = self.value(v, None)?;
                 match g.val {
                     super::lower::Val::Int(n) if (-20..=19).contains(&n) => n as i32,
-                    _ => return Err(self.err(v.pos, format!("{entity}: nice: expected an integer from -20 to 19, found {}", self.found(&g)))),
+                    _ => {
+                        return Err(self.err(v.pos, format!("{entity}: nice: expected an integer from -20 to 19, found {}", self.found(&g))))
+                    }
                 }
             }
         };
@@ -336,12 +344,18 @@ impl<'a> Lower<'a> {
                             let names: Vec<&str> = self.filesets.iter().map(|s| s.name.as_str()).collect();
                             let hint = suggest(&fs, names.iter().copied()).map(|s| format!("did you mean '{s}'? ")).unwrap_or_default();
                             let list = if names.is_empty() { "none".to_string() } else { clip(&names.join(", ")) };
-                            return Err(self.err(p, format!("filesetname: no fileset or file named '{}'; {hint}defined: {list}", clip(&fs))));
+                            return Err(
+                                self.err(p, format!("filesetname: no fileset or file named '{}'; {hint}defined: {list}", clip(&fs)))
+                            );
                         }
                     }
                 }
             }
-            None if matches!(kind, FlowopKind::CreateFile | FlowopKind::OpenFile | FlowopKind::MakeDir | FlowopKind::RemoveDir | FlowopKind::ListDir) => {
+            None if matches!(
+                kind,
+                FlowopKind::CreateFile | FlowopKind::OpenFile | FlowopKind::MakeDir | FlowopKind::RemoveDir | FlowopKind::ListDir
+            ) =>
+            {
                 return Err(self.err(f.ty_pos, format!("flowop {ty} needs filesetname=... (the fileset it picks from)")));
             }
             None => {}
@@ -407,7 +421,9 @@ impl<'a> Lower<'a> {
         let (def_at, def_iters, def_locals, body) = match self.composites.get(ty) {
             Some(d) if d.at < cx.at => (d.at, d.iters, d.locals.clone(), d.body),
             Some(d) => {
-                return Err(self.err(f.ty_pos, format!("composite flowop '{ty}' is defined at line {}, after this use; define it first", d.line)))
+                return Err(
+                    self.err(f.ty_pos, format!("composite flowop '{ty}' is defined at line {}, after this use; define it first", d.line))
+                )
             }
             None => {
                 let mut names: Vec<&str> = FlowopKind::ALL.iter().map(|(_, n)| *n).collect();
@@ -487,4 +503,3 @@ impl<'a> Lower<'a> {
         Ok(())
     }
 }
-

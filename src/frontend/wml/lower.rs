@@ -170,10 +170,9 @@ pub fn build(stmts: &[Stmt], origin: &str, name: &str, opts: &WmlOptions) -> Res
             StmtKind::System(v) => prelude.push(Step::System(lw.text_now(v)?)),
             StmtKind::Echo(v) => prelude.push(Step::Echo(lw.text_now(v)?)),
             StmtKind::Quit => ended = Some("quit"),
-            StmtKind::Version => prelude.push(Step::Echo(format!(
-                "fsbench {} (Filebench WML, 1.5 and 1.4 dialects)",
-                env!("CARGO_PKG_VERSION")
-            ))),
+            StmtKind::Version => {
+                prelude.push(Step::Echo(format!("fsbench {} (Filebench WML, 1.5 and 1.4 dialects)", env!("CARGO_PKG_VERSION"))))
+            }
             StmtKind::Debug(v) => {
                 lw.uint_now("debug", v)?;
                 lw.warnings.push(format!("line {}: debug: ignored (fsbench has no debug levels)", st.pos.line));
@@ -218,7 +217,12 @@ pub fn build(stmts: &[Stmt], origin: &str, name: &str, opts: &WmlOptions) -> Res
         }
     };
     if duration_s == 0 {
-        return Err(WmlError { file: "--runtime".into(), line: 0, col: 0, message: "--runtime: expected at least 1 second, found 0".into() });
+        return Err(WmlError {
+            file: "--runtime".into(),
+            line: 0,
+            col: 0,
+            message: "--runtime: expected at least 1 second, found 0".into(),
+        });
     }
     let vars = lw.var_list();
     let plan = FlowPlan {
@@ -229,12 +233,7 @@ pub fn build(stmts: &[Stmt], origin: &str, name: &str, opts: &WmlOptions) -> Res
         filesets: std::mem::take(&mut lw.filesets),
         processes: procs,
         prelude,
-        run: RunSpec {
-            duration_s,
-            duration_from: duration_from.to_string(),
-            interval: run.and_then(|r| r.interval),
-            warmup_s,
-        },
+        run: RunSpec { duration_s, duration_from: duration_from.to_string(), interval: run.and_then(|r| r.interval), warmup_s },
         mode: lw.mode,
         eventgen_rate,
         lathist,
@@ -269,11 +268,7 @@ impl<'a> Lower<'a> {
                     .map(|s| format!("did you mean {s}? "))
                     .unwrap_or_default();
                 let list = if known.is_empty() { "none".to_string() } else { known.join(", ") };
-                return Err(Self::set_err(
-                    name,
-                    text,
-                    format!("the script neither sets nor uses ${name}; {hint}its variables: {list}"),
-                ));
+                return Err(Self::set_err(name, text, format!("the script neither sets nor uses ${name}; {hint}its variables: {list}")));
             }
             let val = self.eval_set_text(name, text)?;
             if self.overrides.insert(name.to_string(), (val, text.clone())).is_none() {
@@ -398,7 +393,9 @@ impl<'a> Lower<'a> {
                 self.text_left.set(left);
                 Ok(())
             }
-            None => Err(self.err(pos, format!("the script produces more than {} MiB of text (strings, echo, system, vars)", TEXT_BUDGET >> 20))),
+            None => {
+                Err(self.err(pos, format!("the script produces more than {} MiB of text (strings, echo, system, vars)", TEXT_BUDGET >> 20)))
+            }
         }
     }
 

@@ -127,16 +127,24 @@ impl std::error::Error for WmlError {}
 /// Parse workload text. `origin` names it in errors and in the plan's
 /// `source`; `name` becomes the plan's name.
 pub fn parse(text: &str, origin: &str, name: &str, opts: &WmlOptions) -> Result<Parsed, WmlError> {
-    let stmts = parser::parse_script(text)
-        .map_err(|e| WmlError { file: origin.to_string(), line: e.pos.line, col: e.pos.col, message: e.message })?;
+    let stmts = parser::parse_script(text).map_err(|e| WmlError {
+        file: origin.to_string(),
+        line: e.pos.line,
+        col: e.pos.col,
+        message: e.message,
+    })?;
     lower::build(&stmts, origin, name, opts)
 }
 
 /// Read and parse a workload file; the plan is named after the file's stem.
 pub fn load(path: &Path, opts: &WmlOptions) -> Result<Parsed, WmlError> {
     let origin = path.display().to_string();
-    let bytes = std::fs::read(path)
-        .map_err(|e| WmlError { file: origin.clone(), line: 0, col: 0, message: format!("cannot read the workload file: {e}") })?;
+    let bytes = std::fs::read(path).map_err(|e| WmlError {
+        file: origin.clone(),
+        line: 0,
+        col: 0,
+        message: format!("cannot read the workload file: {e}"),
+    })?;
     let text = String::from_utf8(bytes).map_err(|e| {
         let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
         let good = String::from_utf8_lossy(good);
@@ -159,4 +167,3 @@ fn suggest<'c>(name: &str, candidates: impl Iterator<Item = &'c str>) -> Option<
     let limit = if n <= 3 { 1 } else { (n / 3).clamp(2, 3) };
     nearest(name, candidates.filter(|c| *c != name), limit)
 }
-

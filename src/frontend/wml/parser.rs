@@ -16,8 +16,8 @@ const MAX_EXPR_OPS: u32 = 256;
 
 /// Commands fsbench runs (for "did you mean").
 pub const COMMANDS: &[&str] = &[
-    "define", "set", "run", "psrun", "create", "eventgen", "sleep", "system", "echo", "quit", "version", "debug", "list",
-    "enable", "usage", "vars", "warmup",
+    "define", "set", "run", "psrun", "create", "eventgen", "sleep", "system", "echo", "quit", "version", "debug", "list", "enable",
+    "usage", "vars", "warmup",
 ];
 
 /// Filebench commands fsbench knows but does not run.
@@ -263,11 +263,12 @@ impl Parser<'_> {
             Tok::Int(_) | Tok::Var(_) | Tok::Punct('(') => Ok(SetValue::Expr(self.expr()?)),
             // A lone '-' (as in `-$a` or `- 5`) negates; `-foo` stays a string.
             Tok::Word(w) if w == "-" => Ok(SetValue::Expr(self.expr()?)),
-            Tok::Word(w) if (w == "randvar" || w == "cvar") && {
-                let mut lx = self.lx;
-                lx.next(Mode::Normal)?;
-                lx.next(Mode::Normal)?.tok == Tok::Punct('(')
-            } =>
+            Tok::Word(w)
+                if (w == "randvar" || w == "cvar") && {
+                    let mut lx = self.lx;
+                    lx.next(Mode::Normal)?;
+                    lx.next(Mode::Normal)?.tok == Tok::Punct('(')
+                } =>
             {
                 self.next(Mode::Normal)?;
                 self.next(Mode::Normal)?;

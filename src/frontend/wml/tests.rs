@@ -111,7 +111,19 @@ fn fileserver_lowers_into_the_expected_plan() {
     let kinds: Vec<FlowopKind> = t.flowops.iter().map(|f| f.kind).collect();
     assert_eq!(
         kinds,
-        [CreateFile, WriteWholeFile, CloseFile, OpenFile, AppendFileRand, CloseFile, OpenFile, ReadWholeFile, CloseFile, DeleteFile, StatFile]
+        [
+            CreateFile,
+            WriteWholeFile,
+            CloseFile,
+            OpenFile,
+            AppendFileRand,
+            CloseFile,
+            OpenFile,
+            ReadWholeFile,
+            CloseFile,
+            DeleteFile,
+            StatFile
+        ]
     );
     let names: Vec<&str> = t.flowops.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(names[1], "wrtfile1");
@@ -218,7 +230,10 @@ fn defaults_of_every_entity() {
     let t = &p.processes[0].threads[0];
     assert_eq!((p.processes[0].instances, p.processes[0].nice, t.instances, t.memsize, t.ioprio), (1, 0, 1, 0, None));
     let f = &t.flowops[0];
-    assert_eq!((f.fd, f.iosize, f.iters, f.value, f.highwater, f.srcfd, f.fileset), (0, Num::Fixed(0), Num::Fixed(1), Num::Fixed(0), 1, None, None));
+    assert_eq!(
+        (f.fd, f.iosize, f.iters, f.value, f.highwater, f.srcfd, f.fileset),
+        (0, Num::Fixed(0), Num::Fixed(1), Num::Fixed(0), 1, None, None)
+    );
     assert_eq!(p.mode, QuitMode::Timeout);
     assert_eq!((p.eventgen_rate, p.lathist), (None, false));
 }
@@ -343,7 +358,12 @@ fn arithmetic_of_the_14_dialect() {
     // A negative result is fine for psrun, not for a size.
     let p = plan(&format!("set $a=2\nset $p = $a - 7\n{PROC}psrun $p 10"));
     assert_eq!(p.run.interval, Some(Interval { period_s: 5, reset: true }));
-    err_at(&format!("set $n = 1 - 2\ndefine fileset name=a,path=/x,entries=$n\n{PROC}"), 2, 39, &["expected a non-negative integer, found integer -1"]);
+    err_at(
+        &format!("set $n = 1 - 2\ndefine fileset name=a,path=/x,entries=$n\n{PROC}"),
+        2,
+        39,
+        &["expected a non-negative integer, found integer -1"],
+    );
 }
 
 #[test]
@@ -361,7 +381,10 @@ fn randvar_conversion() {
         Num::Fixed(v) => panic!("fixed {v}"),
     };
     let g = rv(f.iosize);
-    assert_eq!((g.dist, g.min, g.round, g.seed, g.max, g.name.as_str()), (Dist::Gamma { mean: 4096.0, shape: 0.5 }, 100.0, 512, Some(7), None, "g"));
+    assert_eq!(
+        (g.dist, g.min, g.round, g.seed, g.max, g.name.as_str()),
+        (Dist::Gamma { mean: 4096.0, shape: 0.5 }, 100.0, 512, Some(7), None, "g")
+    );
     // Filebench's defaults: gamma 1500, mean = gamma/1000.
     assert_eq!(rv(f.workingset).dist, Dist::Gamma { mean: 1.5, shape: 1.5 });
     let u = rv(f.iters);
@@ -424,9 +447,17 @@ fn cvar_conversion() {
 #[test]
 fn random_variables_only_where_numbers_may_be_random() {
     let rv = "set $r = randvar(mean=5)\n";
-    err_on(&format!("{rv}define fileset name=a,path=/x,entries=$r\n{PROC}"), "$r\n", &["entries", "found random variable randvar(gamma, mean=5"]);
+    err_on(
+        &format!("{rv}define fileset name=a,path=/x,entries=$r\n{PROC}"),
+        "$r\n",
+        &["entries", "found random variable randvar(gamma, mean=5"],
+    );
     err_on(&format!("{rv}define fileset name=$r,path=/x\n{PROC}"), "$r,", &["name: expected a string, found random variable"]);
-    err_on(&format!("{rv}define process name=p {{ thread name=t {{ flowop read name=r, random=$r }} }}"), "$r }", &["random: expected true or false"]);
+    err_on(
+        &format!("{rv}define process name=p {{ thread name=t {{ flowop read name=r, random=$r }} }}"),
+        "$r }",
+        &["random: expected true or false"],
+    );
     err_on(&format!("{rv}{PROC}echo \"$r\""), "$r\"", &["expected a string, found random variable"]);
     // Random sizes, widths and depths are fine.
     let p = plan(&format!("{rv}define fileset name=a,path=/x,entries=10,dirwidth=$r,dirdepthrv=$r,size=$r\n{PROC}"));
@@ -554,8 +585,16 @@ fn located_semantic_errors() {
     let flow = |f: &str| format!("{fs}define process name=p {{ thread name=t {{ {f} }} }}");
     // The needle marks where the error must point.
     let on = |f: &str, needle: &str, parts: &[&str]| err_on(&flow(f), needle, parts);
-    on("flowop read name=r, iosiz=5", "iosiz", &["unknown attribute 'iosiz' for flowop read", "did you mean 'iosize'?", "valid attributes: name,"]);
-    on("flowop closefile name=c, directio", "directio", &["directio has effect only on a flowop that opens the file (createfile, openfile, read, write, ...)"]);
+    on(
+        "flowop read name=r, iosiz=5",
+        "iosiz",
+        &["unknown attribute 'iosiz' for flowop read", "did you mean 'iosize'?", "valid attributes: name,"],
+    );
+    on(
+        "flowop closefile name=c, directio",
+        "directio",
+        &["directio has effect only on a flowop that opens the file (createfile, openfile, read, write, ...)"],
+    );
     on("flowop fsync name=c, dsync=true", "dsync", &["dsync has effect only"]);
     on("flowop hog name=c, noreadahead", "noreadahead", &["noreadahead has effect only"]);
     let p = plan(&flow("flowop closefile name=c, directio=false"));
@@ -661,7 +700,12 @@ fn load_names_the_plan_after_the_file_and_reports_unreadable_files() {
 fn hostile_input_gives_errors_not_crashes() {
     // Deep braces: the grammar has fixed nesting, so the first extra brace is an error.
     err_at(&format!("define process name=p {}", "{".repeat(100_000)), 1, 24, &["expected thread or '}', found '{'"]);
-    err_at(&format!("set $x = randvar(type=tabular, randtable={})", "{".repeat(100_000)), 1, 44, &["expected an integer or $variable in the table"]);
+    err_at(
+        &format!("set $x = randvar(type=tabular, randtable={})", "{".repeat(100_000)),
+        1,
+        44,
+        &["expected an integer or $variable in the table"],
+    );
     // Long operator chains would make deep trees (recursion when evaluated or dropped).
     let chain = format!("set $x = 1{}\n{PROC}", " + 1".repeat(100_000));
     err_at(&chain, 1, 10 + 4 * 256 + 2, &["more than 256 operators"]);

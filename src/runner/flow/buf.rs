@@ -19,14 +19,7 @@ impl MapBuf {
         let len = len.max(4096).div_ceil(4096) * 4096;
         // SAFETY: an anonymous private mapping with no address hint.
         let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
+            libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
         };
         if p == libc::MAP_FAILED {
             return Err(format!("cannot map a {len}-byte I/O buffer: {}", std::io::Error::last_os_error()));

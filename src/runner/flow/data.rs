@@ -233,5 +233,4 @@ impl Worker<'_, '_> {
         self.record(node, t0, 0);
         Ok(())
     }
-
 }

@@ -491,10 +491,7 @@ pub fn populate(plan: &FlowPlan, j: usize, allow_device: bool) -> Result<Fileset
     match std::fs::symlink_metadata(&root) {
         Ok(m) => {
             if !m.is_dir() || !root.join(MARKER).is_file() {
-                return Err(format!(
-                    "{who}: {} exists and was not created by fsbench; remove it or choose another $dir",
-                    root.display()
-                ));
+                return Err(format!("{who}: {} exists and was not created by fsbench; remove it or choose another $dir", root.display()));
             }
             if spec.reuse {
                 keep_existing = true;

@@ -44,11 +44,11 @@ mod namespace;
 pub mod program;
 pub mod report;
 pub mod sync;
-pub mod thread;
 #[cfg(test)]
 pub mod testkit;
 #[cfg(test)]
 mod tests;
+pub mod thread;
 
 use crate::environment::system;
 use crate::measure::usage::{process_io, UsageMark};
@@ -185,7 +185,8 @@ fn setup_warnings(plan: &FlowPlan, prog: &program::Program, filesets: &[Fileset]
     if plan.eventgen_rate == Some(0) {
         warn(
             warnings,
-            "eventgen rate=0: the *limit flowops do not throttle at all (fsbench treats rate 0 as unthrottled; Filebench busy-spins a CPU)".into(),
+            "eventgen rate=0: the *limit flowops do not throttle at all (fsbench treats rate 0 as unthrottled; Filebench busy-spins a CPU)"
+                .into(),
         );
     }
     for name in &prog.idle_limits {
@@ -194,13 +195,8 @@ fn setup_warnings(plan: &FlowPlan, prog: &program::Program, filesets: &[Fileset]
         }
     }
     if !opts.cache_controlled {
-        let all_direct = plan
-            .processes
-            .iter()
-            .flat_map(|p| &p.threads)
-            .flat_map(|t| &t.flowops)
-            .filter(|f| f.kind.opens_file())
-            .all(|f| f.directio);
+        let all_direct =
+            plan.processes.iter().flat_map(|p| &p.threads).flat_map(|t| &t.flowops).filter(|f| f.kind.opens_file()).all(|f| f.directio);
         let set: u64 = filesets.iter().filter(|f| !f.device).map(|f| f.dataset_bytes).sum();
         let ram = crate::environment::cache::read_meminfo().total;
         if !all_direct && set > 0 && ram > 0 && set < ram {
@@ -216,7 +212,13 @@ fn setup_warnings(plan: &FlowPlan, prog: &program::Program, filesets: &[Fileset]
     }
 }
 
-fn execute(plan: &FlowPlan, prog: &program::Program, opts: &RunOptions, filesets: &[Fileset], warnings: &mut Vec<String>) -> Result<Parts, String> {
+fn execute(
+    plan: &FlowPlan,
+    prog: &program::Program,
+    opts: &RunOptions,
+    filesets: &[Fileset],
+    warnings: &mut Vec<String>,
+) -> Result<Parts, String> {
     setup_warnings(plan, prog, filesets, opts, warnings);
     let mut src = MapBuf::new(prog.src_len + 4096)?;
     let mut rng = crate::runner::rng::Rng::new(plan.seed ^ 0x5EED_DA7A);

@@ -425,7 +425,13 @@ impl Worker<'_, '_> {
         let p = self.path.as_ptr() as *const c_char;
         let mut t0 = Instant::now();
         // SAFETY: NUL-terminated path.
-        let mut r = unsafe { if make { libc::mkdir(p, 0o755) } else { libc::rmdir(p) } };
+        let mut r = unsafe {
+            if make {
+                libc::mkdir(p, 0o755)
+            } else {
+                libc::rmdir(p)
+            }
+        };
         if r < 0 && make && errno().raw_os_error() == Some(libc::ENOENT) {
             self.make_parents();
             t0 = Instant::now();
@@ -477,5 +483,4 @@ impl Worker<'_, '_> {
         self.record(node, t0, bytes);
         Ok(())
     }
-
 }

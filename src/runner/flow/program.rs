@@ -135,7 +135,13 @@ fn check(op: &FlowopSpec, plan: &FlowPlan) -> Result<(), String> {
 }
 
 /// Flatten `ops` (children after their composite) into `nodes`.
-fn flatten<'p>(ops: &'p [FlowopSpec], plan: &FlowPlan, nodes: &mut Vec<Node<'p>>, names: &mut Vec<(String, FlowopKind)>, slots: &mut Vec<usize>) -> Result<Vec<usize>, String> {
+fn flatten<'p>(
+    ops: &'p [FlowopSpec],
+    plan: &FlowPlan,
+    nodes: &mut Vec<Node<'p>>,
+    names: &mut Vec<(String, FlowopKind)>,
+    slots: &mut Vec<usize>,
+) -> Result<Vec<usize>, String> {
     let mut out = Vec::with_capacity(ops.len());
     for op in ops {
         check(op, plan)?;
@@ -273,7 +279,9 @@ pub fn build(plan: &FlowPlan) -> Result<Program<'_>, String> {
                 }
                 FlowopKind::SemPost => {
                     let tn = target.and_then(find).filter(|&i| !sems_of[i].is_empty());
-                    SyncRef::SemPost(sems_of[tn.ok_or_else(|| format!("{who}: no semblock flowop named '{}'", target.unwrap_or("")))?].clone())
+                    SyncRef::SemPost(
+                        sems_of[tn.ok_or_else(|| format!("{who}: no semblock flowop named '{}'", target.unwrap_or("")))?].clone(),
+                    )
                 }
                 k if counts(k) => match target {
                     Some(tg) => {

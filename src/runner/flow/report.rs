@@ -72,13 +72,8 @@ impl Sampler {
     pub fn interval(&mut self, sh: &Shared, at_s: f64, reset: bool, names: &[(String, FlowopKind)]) {
         let now = snapshot(sh);
         let (from, span) = if reset { (&self.prev_int, at_s - self.prev_int_at) } else { (&self.base, at_s) };
-        let st = IntervalStats {
-            at_s,
-            span_s: span,
-            ops: delta(&now, from, 0),
-            bytes: delta(&now, from, 1),
-            lat_sum_ns: delta(&now, from, 2),
-        };
+        let st =
+            IntervalStats { at_s, span_s: span, ops: delta(&now, from, 0), bytes: delta(&now, from, 1), lat_sum_ns: delta(&now, from, 2) };
         print_interval(&st, names);
         self.intervals.push(st);
         self.prev_int = now;
@@ -94,11 +89,7 @@ fn print_interval(st: &IntervalStats, names: &[(String, FlowopKind)]) {
     for (i, (name, kind)) in names.iter().enumerate().rev() {
         let (o, b, l) = (st.ops[i], st.bytes[i], st.lat_sum_ns[i]);
         let ms = if o == 0 { 0.0 } else { l as f64 / o as f64 / 1e6 };
-        lines += &format!(
-            "{name:<20} {o:>9}ops {:>9.0}ops/s {:>7.1}mb/s {ms:>9.3}ms/op\n",
-            o as f64 / span,
-            b as f64 / span / 1048576.0
-        );
+        lines += &format!("{name:<20} {o:>9}ops {:>9.0}ops/s {:>7.1}mb/s {ms:>9.3}ms/op\n", o as f64 / span, b as f64 / span / 1048576.0);
         if kind.is_io() {
             ops += o;
             bytes += b;

@@ -170,11 +170,7 @@ fn finishoncount_stops_at_its_value() {
     p.filesets[0].prealloc_pct = 100;
     p.mode = QuitMode::FirstDone;
     p.run.duration_s = 10;
-    p.processes = vec![process(
-        "s",
-        1,
-        vec![op(K::StatFile, "statfile1"), op(K::FinishOnCount, "finish").target("statfile1").value(300)],
-    )];
+    p.processes = vec![process("s", 1, vec![op(K::StatFile, "statfile1"), op(K::FinishOnCount, "finish").target("statfile1").value(300)])];
     let r = run(&p, &options()).unwrap();
     let j = &r.jobs[0];
     assert_eq!(ended_by(j), "firstdone");
@@ -389,7 +385,13 @@ mod bench {
         let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
         unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
         for o in &j.ops {
-            eprintln!("{:<16} {:>9} ops {:>8.3} ms/op {:>8.1} MiB/s", o.name, o.ops, o.lat.mean() / 1e6, o.bytes_per_sec(j.elapsed_ns) / 1048576.0);
+            eprintln!(
+                "{:<16} {:>9} ops {:>8.3} ms/op {:>8.1} MiB/s",
+                o.name,
+                o.ops,
+                o.lat.mean() / 1e6,
+                o.bytes_per_sec(j.elapsed_ns) / 1048576.0
+            );
         }
         eprintln!(
             "{}: {} ops {:.0} ops/s {:.0}/{:.0} rd/wr {:.1} MiB/s {:.3} ms/op; CPU {:.1} s ({:.1}+{:.1}) = {:.0} ops per CPU-s; max RSS {} MB; error {:?}",

@@ -107,7 +107,6 @@ pub(super) struct Aio {
     pub(super) outstanding: u32,
 }
 
-
 pub(super) struct Worker<'s, 'a> {
     pub(super) sh: &'s Shared<'a>,
     pub(super) def: &'s ThreadDef<'a>,
@@ -443,7 +442,11 @@ impl<'s, 'a> Worker<'s, 'a> {
                 .iter()
                 .map(|&(t, s)| {
                     let p = &self.sh.pubs[t][s];
-                    if bytes { p.bytes.load(Ordering::Relaxed) } else { p.ops.load(Ordering::Relaxed) }
+                    if bytes {
+                        p.bytes.load(Ordering::Relaxed)
+                    } else {
+                        p.ops.load(Ordering::Relaxed)
+                    }
                 })
                 .sum(),
             Count::Process(p) => {
