@@ -25,7 +25,7 @@ fn dir_set(dir: &Path) -> String {
 fn io_ops(v: &Value) -> u64 {
     let job = &v["jobs"][0];
     let io: Vec<&str> =
-        job["flow"]["flowops"].as_array().unwrap().iter().filter(|f| f["io"] == true).map(|f| f["name"].as_str().unwrap()).collect();
+        job["details"]["flowops"].as_array().unwrap().iter().filter(|f| f["io"] == true).map(|f| f["name"].as_str().unwrap()).collect();
     job["ops"].as_array().unwrap().iter().filter(|o| io.contains(&o["name"].as_str().unwrap())).map(|o| o["ops"].as_u64().unwrap()).sum()
 }
 
@@ -52,7 +52,7 @@ fn ctrl_c_reports_partial_results_and_removes_the_filesets() {
     assert_eq!(o.status.code(), Some(130), "{}", String::from_utf8_lossy(&o.stderr));
     let v: Value = serde_json::from_slice(&o.stdout).expect("partial results are still JSON");
     assert_eq!(v["partial"], true);
-    assert_eq!(v["jobs"][0]["flow"]["ended_by"], "interrupted");
+    assert_eq!(v["jobs"][0]["details"]["ended_by"], "interrupted");
     assert!(io_ops(&v) > 0, "some work was measured before the signal");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "the fileset was removed");
 }
@@ -76,7 +76,7 @@ fn the_seed_is_recorded_and_decides_the_fileset() {
             "--output-format",
             "json",
         ]));
-        let f = &v["jobs"][0]["flow"];
+        let f = &v["jobs"][0]["details"];
         assert_eq!(f["seed"].as_u64().unwrap().to_string(), seed);
         let fs = &f["filesets"].as_array().unwrap().iter().find(|s| s["name"] == "bigfileset").unwrap().clone();
         (fs["mean_size_bytes"].as_f64().unwrap(), fs["directories"].as_u64().unwrap())
@@ -103,7 +103,7 @@ fn psrun_with_a_negative_period_gives_interval_statistics() {
     .unwrap();
     let o = run(&["-f", f.to_str().unwrap(), "--output-format", "json"]);
     let v = json_of(&o);
-    let iv = v["jobs"][0]["flow"]["intervals"].as_array().expect("intervals");
+    let iv = v["jobs"][0]["details"]["intervals"].as_array().expect("intervals");
     assert!(iv.len() >= 2, "{iv:?}");
     for i in iv {
         let span = i["span_s"].as_f64().unwrap();
@@ -111,7 +111,7 @@ fn psrun_with_a_negative_period_gives_interval_statistics() {
     }
     // Interval counts add up to (at most) the run's totals: they are deltas.
     let read_total = v["jobs"][0]["ops"].as_array().unwrap().iter().find(|o| o["name"] == "read1").unwrap()["ops"].as_u64().unwrap();
-    let idx = v["jobs"][0]["flow"]["flowops"].as_array().unwrap().iter().position(|f| f["name"] == "read1").unwrap();
+    let idx = v["jobs"][0]["details"]["flowops"].as_array().unwrap().iter().position(|f| f["name"] == "read1").unwrap();
     let summed: u64 = iv.iter().map(|i| i["ops"][idx].as_u64().unwrap()).sum();
     assert!(summed > 0 && summed <= read_total, "{summed} of {read_total}");
     assert!(String::from_utf8_lossy(&o.stderr).contains("read1"), "interval lines go to stderr");
@@ -134,7 +134,7 @@ fn a_filebench_1_4_script_runs() {
     .unwrap();
     let o = run(&["-f", f.to_str().unwrap(), "--output-format", "json"]);
     let v = json_of(&o);
-    let fs = &v["jobs"][0]["flow"]["filesets"][0];
+    let fs = &v["jobs"][0]["details"]["filesets"][0];
     assert_eq!(fs["entries"], 30, "arithmetic in set");
     let rd = v["jobs"][0]["ops"].as_array().unwrap().iter().find(|o| o["name"] == "rd").unwrap();
     let per_op = rd["bytes"].as_f64().unwrap() / rd["ops"].as_f64().unwrap();
@@ -266,7 +266,7 @@ fn cold_cache_applies_after_the_filesets_are_built() {
     ]);
     let v = json_of(&o);
     let run0 = &v["runs"][0];
-    let fs = run0["jobs"][0]["flow"]["filesets"].as_array().unwrap().iter().find(|f| f["name"] == "bigfileset").unwrap().clone();
+    let fs = run0["jobs"][0]["details"]["filesets"].as_array().unwrap().iter().find(|f| f["name"] == "bigfileset").unwrap().clone();
     let dataset = fs["mean_size_bytes"].as_f64().unwrap() * fs["entries"].as_f64().unwrap();
     let devices = run0["groups"][0]["devices"].as_array().unwrap();
     if devices.is_empty() {

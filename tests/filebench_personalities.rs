@@ -165,14 +165,14 @@ fn run_personality(name: &str, dir: &Path, sets: &[&str], runtime: &str, extra: 
     if v["partial"] != false || v["jobs"][0]["partial"] != false {
         return Err(format!("partial result; warnings {}", v["warnings"]));
     }
-    if !v["jobs"][0]["flow"].is_object() {
-        return Err("jobs[0].flow missing".into());
+    if !v["jobs"][0]["details"].is_object() {
+        return Err("jobs[0].details missing".into());
     }
     Ok(v)
 }
 
 fn flow(v: &Value) -> &Value {
-    &v["jobs"][0]["flow"]
+    &v["jobs"][0]["details"]
 }
 
 fn flowops(v: &Value) -> &[Value] {

@@ -264,7 +264,9 @@ fn json_stays_valid_when_there_are_warnings() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("iodepth=16 has no effect"), "warning on stderr: {err}");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is pure JSON");
-    assert_eq!(v["schema"], "fsbench-result/1");
+    assert_eq!(v["schema"], "fsbench-result/2");
+    assert_eq!(v["layout"], "fio");
+    assert_eq!(v["jobs"][0]["ops"][0]["class"], "data_read");
     assert!(v["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains("iodepth")));
     assert!(v["system"]["kernel"].as_str().unwrap().len() > 3);
 }

@@ -2,8 +2,11 @@
 
 use super::CommonArgs;
 use crate::frontend::experiment;
-use crate::report::experiment::{summarize_experiment, table, write_all};
-use crate::runner::experiment::{load_runs, run, ExperimentOptions};
+use crate::report::experiment::write_all;
+use crate::report::export::{DocKind, Document};
+use crate::result::load::load_experiment_runs;
+use crate::runner::experiment::{run, ExperimentOptions};
+use crate::stats::experiment::summarize_experiment;
 use clap::Args;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -26,6 +29,10 @@ pub struct ExperimentArgs {
 }
 
 pub fn run_cmd(a: ExperimentArgs) -> i32 {
+    let exporter = match super::exporter_for("experiment", &a.common.output_format, DocKind::Experiment) {
+        Ok(e) => e,
+        Err(code) => return code,
+    };
     let exp = match experiment::load(&a.file, &a.sets) {
         Ok(e) => e,
         Err(e) => {
@@ -62,7 +69,7 @@ pub fn run_cmd(a: ExperimentArgs) -> i32 {
     if let Err(e) = &outcome {
         eprintln!("fsbench: error: {e}");
     }
-    let runs = match load_runs(&out) {
+    let runs = match load_experiment_runs(&out) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("fsbench: error: {e}");
@@ -75,13 +82,8 @@ pub fn run_cmd(a: ExperimentArgs) -> i32 {
         eprintln!("fsbench: error: {e}");
         return 1;
     }
-    let text = match a.common.output_format {
-        crate::report::OutputFormat::Json => serde_json::to_string_pretty(&summary).unwrap_or_default() + "\n",
-        _ => table(&summary),
-    };
-    if let Err(e) = super::emit(&text, &a.common.output) {
-        eprintln!("fsbench: error: {e}");
-        return 1;
+    if let Err(code) = super::emit_doc(exporter, &Document::Experiment(&summary), &a.common.output) {
+        return code;
     }
     if opts.stop.load(Ordering::Relaxed) {
         eprintln!("fsbench: interrupted; finish with: fsbench experiment {} --resume {}", a.file.display(), out.display());

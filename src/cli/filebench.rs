@@ -7,7 +7,6 @@ use crate::frontend::personalities;
 use crate::frontend::wml::{self, WmlOptions};
 use crate::model::job::BufferContent;
 use crate::model::Plan;
-use crate::report::OutputFormat;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -50,9 +49,9 @@ pub fn run(a: FilebenchArgs) -> i32 {
         }
         return 0;
     }
-    if a.common.output_format == OutputFormat::FioJson {
-        eprintln!("fsbench filebench: --output-format fio-json applies to fio jobs; use normal or json");
-        return 2;
+    let kind = if a.repeat.wanted() { crate::report::export::DocKind::Repeated } else { crate::report::export::DocKind::Run };
+    if let Err(code) = super::exporter_for("filebench", &a.common.output_format, kind) {
+        return code;
     }
     let opts = match options(&a) {
         Ok(o) => o,

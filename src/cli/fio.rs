@@ -2,6 +2,7 @@
 
 use super::CommonArgs;
 use crate::frontend::fio::{self as frontend, ParseOptions};
+use crate::report::export::{DocKind, Document};
 use crate::runner::{self, RunOptions};
 use clap::{Args, Parser};
 use std::path::PathBuf;
@@ -90,6 +91,10 @@ pub fn run(a: FioArgs) -> i32 {
             return 2;
         }
     };
+    let kind = if flags.repeat.wanted() { DocKind::Repeated } else { DocKind::Run };
+    if let Err(code) = super::exporter_for("fio", &flags.common.output_format, kind) {
+        return code;
+    }
     if files.is_empty() && fio_args.is_empty() {
         eprintln!("fsbench fio: no job file and no --name=...; see `fsbench fio --help`");
         return 2;
@@ -122,6 +127,10 @@ pub fn execute(plan: crate::model::Plan, common: &CommonArgs, command: Vec<Strin
         progress: super::want_progress(common),
         command,
     };
+    let exporter = match super::exporter_for("run", &common.output_format, DocKind::Run) {
+        Ok(e) => e,
+        Err(code) => return code,
+    };
     let result = match runner::execute(&plan, &opts, &mut || {}) {
         Ok(r) => r,
         Err(e) => {
@@ -129,9 +138,8 @@ pub fn execute(plan: crate::model::Plan, common: &CommonArgs, command: Vec<Strin
             return 1;
         }
     };
-    if let Err(e) = super::emit(&crate::report::render(&result, common.output_format), &common.output) {
-        eprintln!("fsbench: error: {e}");
-        return 1;
+    if let Err(code) = super::emit_doc(exporter, &Document::Run(&result), &common.output) {
+        return code;
     }
     exit_code(&result, opts.stop.load(Ordering::Relaxed))
 }

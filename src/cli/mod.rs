@@ -7,7 +7,7 @@ mod fio;
 mod quick;
 mod repeat;
 
-use crate::report::OutputFormat;
+use crate::report::export::{self, DocKind, Document, Exporter};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -47,9 +47,9 @@ enum Command {
 /// Flags shared by the commands that run a workload.
 #[derive(Args, Debug, Clone)]
 pub struct CommonArgs {
-    /// Output layout on stdout.
-    #[arg(long, value_enum, default_value = "normal")]
-    pub output_format: OutputFormat,
+    /// Output format on stdout (or in --output).
+    #[arg(long, default_value = "text", value_parser = export::value_parser())]
+    pub output_format: String,
     /// Write the report to this file instead of stdout.
     #[arg(long)]
     pub output: Option<PathBuf>,
@@ -132,6 +132,28 @@ pub fn emit(text: &str, output: &Option<PathBuf>) -> Result<(), String> {
             out.write_all(text.as_bytes()).and_then(|_| out.flush()).map_err(|e| format!("stdout: {e}"))
         }
     }
+}
+
+/// The exporter for `format` on a command that produces `kind`, checked
+/// before anything runs; the error (exit status 2) names the formats that
+/// can show it.
+pub fn exporter_for(command: &str, format: &str, kind: DocKind) -> Result<&'static dyn Exporter, i32> {
+    export::for_kind(format, kind).map_err(|e| {
+        eprintln!("fsbench {command}: {e}");
+        2
+    })
+}
+
+/// Render a document and write it where the user asked; 1 on failure.
+pub fn emit_doc(exporter: &dyn Exporter, doc: &Document, output: &Option<PathBuf>) -> Result<(), i32> {
+    let text = exporter.render(doc).map_err(|e| {
+        eprintln!("fsbench: error: {e}");
+        1
+    })?;
+    emit(&text, output).map_err(|e| {
+        eprintln!("fsbench: error: {e}");
+        1
+    })
 }
 
 /// Show progress only when a person is watching both streams.

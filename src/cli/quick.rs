@@ -5,12 +5,9 @@
 use super::fio::exit_code;
 use super::CommonArgs;
 use crate::model::job::{BlockSize, JobSpec, RwKind};
-use crate::report::format::{mean_sd, thousands, us};
-use crate::report::OutputFormat;
-use crate::result::RunResult;
+use crate::report::export::{DocKind, Document};
 use crate::runner::{self, RunOptions};
 use clap::Args;
-use std::fmt::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
@@ -58,6 +55,10 @@ const TESTS: &[Test] = &[
 ];
 
 pub fn run(a: QuickArgs) -> i32 {
+    let exporter = match super::exporter_for("quick", &a.common.output_format, DocKind::Run) {
+        Ok(e) => e,
+        Err(code) => return code,
+    };
     if !a.dir.is_dir() {
         eprintln!("fsbench quick: {} is not a directory", a.dir.display());
         return 2;
@@ -103,21 +104,16 @@ pub fn run(a: QuickArgs) -> i32 {
         progress: super::want_progress(&a.common),
         command: std::env::args().collect(),
     };
-    let result = match runner::run(jobs, &opts) {
+    let result = match runner::run(jobs, &opts, "quick") {
         Ok(r) => r,
         Err(e) => {
             eprintln!("fsbench quick: error: {e}");
             return 1;
         }
     };
-    let text = match a.common.output_format {
-        OutputFormat::Normal => table(&result, direct, a.runtime),
-        f => crate::report::render(&result, f),
-    };
     drop(tmp);
-    if let Err(e) = super::emit(&text, &a.common.output) {
-        eprintln!("fsbench quick: {e}");
-        return 1;
+    if let Err(code) = super::emit_doc(exporter, &Document::Run(&result), &a.common.output) {
+        return code;
     }
     exit_code(&result, opts.stop.load(Ordering::Relaxed))
 }
@@ -169,78 +165,4 @@ fn supports_direct(dir: &Path) -> bool {
         .is_ok();
     let _ = std::fs::remove_file(&p);
     ok
-}
-
-/// One row per test: the headline figure with its spread over 1-s
-/// intervals, then latency percentiles.
-fn table(r: &RunResult, direct: bool, runtime: u64) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "fsbench quick — {} I/O, {runtime} s per test; ± is the sd over 1-s intervals; latency per I/O in µs",
-        if direct { "O_DIRECT (page cache bypassed)" } else { "BUFFERED (no O_DIRECT: page cache in play)" }
-    );
-    let _ = writeln!(s, "{:<20} {:>22} {:>18} {:>9} {:>9} {:>9} {:>9}", "test", "result", "± sd", "p50", "p99", "p99.9", "max");
-    for j in &r.jobs {
-        let op = if j.name.contains("read") { j.op("read") } else { j.op("write") };
-        let Some(op) = op else { continue };
-        let seq = j.name.starts_with("SEQ");
-        let (series, scale) = if seq { (j.timeline.bytes.get(&op.name), 1048576.0) } else { (j.timeline.ops.get(&op.name), 1.0) };
-        let xs: Vec<f64> = series.map(|v| v.iter().map(|&x| x as f64 / scale).collect()).unwrap_or_default();
-        let (_, sd) = mean_sd(&xs);
-        let (headline, spread) = if seq {
-            (format!("{:.1} MiB/s", op.bytes_per_sec(j.elapsed_ns) / 1048576.0), format!("{sd:.1} MiB/s"))
-        } else {
-            (format!("{} IOPS", thousands(op.iops(j.elapsed_ns).round() as u64)), format!("{} IOPS", thousands(sd.round() as u64)))
-        };
-        let h = &op.lat;
-        let _ = writeln!(
-            s,
-            "{:<20} {:>22} {:>18} {:>9} {:>9} {:>9} {:>9}",
-            j.name,
-            headline,
-            if xs.len() >= 2 { spread } else { "n/a".into() },
-            us(h.percentile(50.0) as f64),
-            us(h.percentile(99.0) as f64),
-            us(h.percentile(99.9) as f64),
-            us(h.max() as f64)
-        );
-        if let Some(e) = &j.error {
-            let _ = writeln!(s, "  error: {e}");
-        }
-        if !seq && j.name.contains("fsync") {
-            if let Some(sync) = j.op("sync") {
-                let _ = writeln!(
-                    s,
-                    "{:<20} {:>22} {:>18} {:>9} {:>9} {:>9} {:>9}",
-                    "  of which fsync",
-                    format!("{} fsyncs/s", thousands(sync.iops(j.elapsed_ns).round() as u64)),
-                    "",
-                    us(sync.lat.percentile(50.0) as f64),
-                    us(sync.lat.percentile(99.0) as f64),
-                    us(sync.lat.percentile(99.9) as f64),
-                    us(sync.lat.max() as f64)
-                );
-            }
-        }
-    }
-    let cpu_s: f64 = r.groups.iter().map(|g| g.cpu.user_s + g.cpu.system_s).sum();
-    let ops: u64 = r.jobs.iter().map(|j| j.total_ops()).sum();
-    let _ = writeln!(s, "fsbench CPU: {cpu_s:.2} s for {} I/Os; device: {}", thousands(ops), device_line(r));
-    if r.partial {
-        let _ = writeln!(s, "*** PARTIAL: interrupted ***");
-    }
-    s
-}
-
-fn device_line(r: &RunResult) -> String {
-    let mut names: Vec<String> = r.groups.iter().flat_map(|g| g.devices.iter().map(|d| d.name.clone())).collect();
-    names.dedup();
-    let t = r.system.targets.first();
-    let fs = t.map(|t| format!("{} on {}", t.fs_type, t.mount_point.display())).unwrap_or_default();
-    if names.is_empty() {
-        format!("no block device ({fs})")
-    } else {
-        format!("{} ({fs})", names.join(", "))
-    }
 }

@@ -6,12 +6,9 @@ use super::CommonArgs;
 use crate::environment::background::{self, BackgroundLoad};
 use crate::environment::cache;
 use crate::model::Plan;
-use crate::report::OutputFormat;
-use crate::result::RunResult;
+use crate::report::export::{DocKind, Document};
 use crate::runner::{self, RunOptions};
-use crate::stats::metrics::{summarize_runs, warnings, MetricSummary};
-use serde::Serialize;
-use std::fmt::Write;
+use crate::stats::repeated::Repeated;
 use std::sync::atomic::Ordering;
 
 /// The flags that make a command repeat its workload (shared by `fio` and
@@ -38,23 +35,11 @@ impl RepeatArgs {
     }
 }
 
-/// Schema of the `--repeat` JSON document (the runs plus their summary).
-pub const SCHEMA: &str = "fsbench-repeated/1";
-
-/// `--output-format=json` of a repeated run.
-#[derive(Serialize)]
-struct Repeated<'a> {
-    schema: &'static str,
-    cache: Option<&'a str>,
-    background: Option<&'a str>,
-    cache_reports: Vec<cache::CacheReport>,
-    background_reports: Vec<background::BackgroundReport>,
-    runs: &'a [RunResult],
-    summary: &'a [MetricSummary],
-    warnings: &'a [String],
-}
-
 pub fn run(plan: Plan, common: &CommonArgs, flags: &RepeatArgs, command: Vec<String>) -> i32 {
+    let exporter = match super::exporter_for("--repeat", &common.output_format, DocKind::Repeated) {
+        Ok(e) => e,
+        Err(code) => return code,
+    };
     let (repeat, cache_s, bg) = (flags.repeat, flags.cache.as_deref(), flags.background.as_deref());
     let scenario = match cache_s.map(cache::parse).transpose() {
         Ok(s) => s,
@@ -136,59 +121,10 @@ pub fn run(plan: Plan, common: &CommonArgs, flags: &RepeatArgs, command: Vec<Str
             }
         }
     }
-    let complete: Vec<RunResult> = runs.iter().filter(|r| !r.partial).cloned().collect();
-    let summary = summarize_runs(&complete);
-    let warns = warnings(&summary);
-    let text = match common.output_format {
-        OutputFormat::Json => {
-            let doc = Repeated {
-                schema: SCHEMA,
-                cache: cache_s,
-                background: bg,
-                cache_reports,
-                background_reports: bg_reports,
-                runs: &runs,
-                summary: &summary,
-                warnings: &warns,
-            };
-            serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
-        }
-        OutputFormat::FioJson => {
-            eprintln!("fsbench: error: --output-format=fio-json shows one run; use json with --repeat");
-            return 2;
-        }
-        OutputFormat::Normal => table(&summary, &warns, complete.len()),
-    };
-    if let Err(e) = super::emit(&text, &common.output) {
-        eprintln!("fsbench: error: {e}");
-        return 1;
+    let last = runs.last().map(|r| super::fio::exit_code(r, stop.load(Ordering::Relaxed)));
+    let doc = Repeated::new(cache_s.map(str::to_string), bg.map(str::to_string), cache_reports, bg_reports, runs);
+    if let Err(code) = super::emit_doc(exporter, &Document::Repeated(&doc), &common.output) {
+        return code;
     }
-    match runs.last() {
-        Some(last) => super::fio::exit_code(last, stop.load(Ordering::Relaxed)),
-        None => 1,
-    }
-}
-
-fn table(summary: &[MetricSummary], warns: &[String], n: usize) -> String {
-    let mut t = String::new();
-    let _ = writeln!(t, "{n} runs: mean ± sd, CV, [min … max], 95% confidence interval of the mean");
-    for m in summary {
-        let s = &m.summary;
-        let _ = writeln!(
-            t,
-            "  {:<40} {:>14.2} ± {:<12.2} CV {:>5.1}%  [{:.2} … {:.2}]  CI95 [{:.2} … {:.2}]",
-            m.metric,
-            s.mean,
-            s.sd,
-            s.cv * 100.0,
-            s.min,
-            s.max,
-            s.ci95_low,
-            s.ci95_high
-        );
-    }
-    for w in warns {
-        let _ = writeln!(t, "warning: {w}");
-    }
-    t
+    last.unwrap_or(1)
 }

@@ -1,30 +1,17 @@
-//! Renders results. A reporter never measures: everything comes from `RunResult`.
+//! Renders documents. A reporter never measures: everything comes from the
+//! results and the statistics over them.
+//!
+//! - `layout`: a run as its tool's users read it (fio, Filebench, quick, ...)
+//! - `export`: the output formats over every document (text, json, fio-json,
+//!   csv, markdown)
+//! - `repeated`, `compare`, `experiment`: the text tables of the other
+//!   documents; `experiment` also writes an experiment's files and charts
+//! - `chart`, `format`: SVG charts and number formatting
 
 pub mod chart;
+pub mod compare;
 pub mod experiment;
-pub mod filebench;
-pub mod fio_json;
+pub mod export;
 pub mod format;
-pub mod json;
-pub mod text;
-
-use crate::result::RunResult;
-
-/// The layouts `--output-format` accepts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum OutputFormat {
-    /// Human summary.
-    Normal,
-    /// fsbench's versioned schema with everything measured.
-    Json,
-    /// fio's JSON layout, for tools that post-process fio output.
-    FioJson,
-}
-
-pub fn render(result: &RunResult, format: OutputFormat) -> String {
-    match format {
-        OutputFormat::Normal => text::render(result),
-        OutputFormat::Json => json::render(result),
-        OutputFormat::FioJson => fio_json::render(result),
-    }
-}
+pub mod layout;
+pub mod repeated;

@@ -5,12 +5,9 @@ use super::RunResult;
 use crate::environment::background::BackgroundReport;
 use crate::environment::cache::CacheReport;
 use crate::environment::target::TargetRecord;
-use crate::stats::summary::Summary;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 
 pub const RUN_SCHEMA: &str = "fsbench-experiment-run/1";
-pub const SUMMARY_SCHEMA: &str = "fsbench-experiment-summary/1";
 
 /// A cell of the matrix: one value of every axis but the repeat.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -62,21 +59,4 @@ pub struct ExperimentRun {
     pub background: Option<BackgroundReport>,
     pub attribution: Attribution,
     pub result: RunResult,
-}
-
-/// Per-cell statistics over the repeats, written as summary.json.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ExperimentSummary {
-    pub schema: String,
-    pub experiment: String,
-    pub cells: Vec<CellSummary>,
-    pub warnings: Vec<String>,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct CellSummary {
-    pub cell: Cell,
-    pub runs: usize,
-    /// Metric name (with its unit) to its statistics over the repeats.
-    pub metrics: BTreeMap<String, Summary>,
 }

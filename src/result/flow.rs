@@ -5,7 +5,7 @@
 //! flowop name (same-named flowops of all threads merged, as Filebench does).
 
 use crate::model::flow::{Direction, FlowopKind};
-use crate::result::{rate, JobResult};
+use crate::result::{rate, Headline, JobResult, OpClass};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -41,6 +41,22 @@ pub struct FlowopInfo {
 }
 
 impl FlowopInfo {
+    /// The class of a flowop's operations: data by direction, fsyncs as
+    /// sync, aiowait as other I/O, the rest of the I/O-type flowops as
+    /// metadata, everything else (hog, delay, semaphores, limits) idle.
+    pub fn class(&self) -> OpClass {
+        if !self.io {
+            return OpClass::Idle;
+        }
+        match (self.direction, self.kind.as_str()) {
+            (Direction::Read, _) => OpClass::DataRead,
+            (Direction::Write, _) => OpClass::DataWrite,
+            (_, "fsync" | "fsyncset") => OpClass::Sync,
+            (_, "aiowait") => OpClass::Other,
+            _ => OpClass::Metadata,
+        }
+    }
+
     pub fn new(name: &str, kind: FlowopKind) -> FlowopInfo {
         FlowopInfo {
             name: name.to_string(),
@@ -99,6 +115,20 @@ pub struct IoSummary {
     /// Op-weighted mean latency over all I/O-type flowops, in ms: not a
     /// request latency.
     pub ms_per_op: f64,
+}
+
+impl IoSummary {
+    /// The IO Summary as the unit's headline metrics (names kept from
+    /// fsbench-result/1, so results of both versions compare).
+    pub fn headline(&self) -> Vec<Headline> {
+        vec![
+            Headline::new("io_summary/ops_s", "ops/s", self.ops_per_s),
+            Headline::new("io_summary/rd_s", "ops/s", self.reads_per_s),
+            Headline::new("io_summary/wr_s", "ops/s", self.writes_per_s),
+            Headline::new("io_summary/MiB_s", "MiB/s", self.mib_per_s),
+            Headline::new("io_summary/ms_op", "ms", self.ms_per_op),
+        ]
+    }
 }
 
 impl FlowReport {

@@ -1,6 +1,11 @@
-//! The typed result of a run. Every report is rendered from this; nothing in
-//! it is specific to fio: operation types are names ("read", "write", "sync"
-//! here; flowops, YCSB operations or Bonnie++ phases elsewhere).
+//! The typed result of a run. Every report is rendered from this, and
+//! nothing that reads it needs to know which tool produced it:
+//! - each operation type carries its class (data read, data write,
+//!   metadata, sync, other I/O, or not I/O) and the bytes it moved, which is
+//!   all attribution, CPU per op and the generic reports need;
+//! - each reported unit declares its headline metrics (what a summary table
+//!   and a chart lead with) and carries its tool's own figures opaquely in
+//!   `details`, read only by the run's `layout` (a registered renderer).
 
 use crate::environment::system::SystemInfo;
 use crate::measure::hist::LatencyHist;
@@ -8,13 +13,76 @@ use crate::observe::blockdev::DeviceReport;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// Bumped whenever a field changes meaning or disappears.
-pub const SCHEMA: &str = "fsbench-result/1";
+/// Bumped whenever a field changes meaning or disappears. Files of the
+/// previous version are upgraded when loaded (`load`).
+pub const SCHEMA: &str = "fsbench-result/2";
+
+/// Schema of the document `--repeat` writes: its runs and their summary.
+pub const REPEATED_SCHEMA: &str = "fsbench-repeated/1";
+
+/// What an operation does, as far as attribution and CPU per op care.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpClass {
+    /// Reads file or device data; its bytes are data read.
+    DataRead,
+    /// Writes file or device data (creating a file with content counts);
+    /// its bytes are data written.
+    DataWrite,
+    /// Creates, opens, closes, stats, deletes, lists: no data moved.
+    Metadata,
+    /// fsync, fdatasync, sync_file_range and the like.
+    Sync,
+    /// I/O of none of the kinds above (fio's trim, Filebench's aiowait).
+    #[default]
+    Other,
+    /// Not I/O at all: think time, CPU burn, semaphores, rate limits. Left
+    /// out of the operations that CPU per op is divided by.
+    Idle,
+}
+
+impl OpClass {
+    /// Counted as an I/O operation (everything but `Idle`).
+    pub fn is_io(self) -> bool {
+        self != OpClass::Idle
+    }
+
+    /// The name JSON uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            OpClass::DataRead => "data_read",
+            OpClass::DataWrite => "data_write",
+            OpClass::Metadata => "metadata",
+            OpClass::Sync => "sync",
+            OpClass::Other => "other",
+            OpClass::Idle => "idle",
+        }
+    }
+}
+
+/// A figure a unit leads with: summary tables and charts show these first.
+/// `name` is the metric's name below the unit (`read/iops`,
+/// `io_summary/ops_s`), with its unit in it as every metric name has.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Headline {
+    pub name: String,
+    /// Unit for axes and table headers ("IOPS", "MiB/s", "µs", "ops/s").
+    pub unit: String,
+    pub value: f64,
+}
+
+impl Headline {
+    pub fn new(name: impl Into<String>, unit: &str, value: f64) -> Headline {
+        Headline { name: name.into(), unit: unit.to_string(), value }
+    }
+}
 
 /// One operation type of one result (e.g. "read").
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct OpStats {
     pub name: String,
+    #[serde(default)]
+    pub class: OpClass,
     /// Completed operations.
     pub ops: u64,
     /// Bytes transferred by those operations.
@@ -33,9 +101,10 @@ pub struct OpStats {
 }
 
 impl OpStats {
-    pub fn new(name: &str, with_submit: bool) -> Self {
+    pub fn new(name: &str, class: OpClass, with_submit: bool) -> Self {
         OpStats {
             name: name.to_string(),
+            class,
             slat: with_submit.then(LatencyHist::new),
             clat: with_submit.then(LatencyHist::new),
             ..Default::default()
@@ -176,9 +245,13 @@ pub struct JobResult {
     /// Per-job error text (the job stopped on an I/O error).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub error: Option<String>,
-    /// Filebench-style runs: flowop classes, shortages, filesets, intervals.
+    /// What summaries and charts lead with for this unit.
+    #[serde(default)]
+    pub headline: Vec<Headline>,
+    /// The tool's own figures (Filebench's flowops and filesets, Postmark's
+    /// phases, ...), read only by the run's layout.
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub flow: Option<flow::FlowReport>,
+    pub details: Option<serde_json::Value>,
 }
 
 impl JobResult {
@@ -189,31 +262,36 @@ impl JobResult {
         self.ops.iter().map(|o| o.ops).sum()
     }
 
-    /// The operations CPU per op is divided by: every op of a fio-style
-    /// job; only the IO Summary's ops of a Filebench-style one (hog, delay,
-    /// semaphores and limits are not I/O).
+    /// The operations CPU per op is divided by: every I/O operation (hog,
+    /// delay, semaphores and rate limits are not I/O).
     pub fn counted_ops(&self) -> u64 {
-        match &self.flow {
-            Some(f) => f.io_summary(self).ops,
-            None => self.total_ops(),
-        }
+        self.ops.iter().filter(|o| o.class.is_io()).map(|o| o.ops).sum()
     }
 
-    /// (ops, bytes) read and written: the `read`/`write` operations of a
-    /// fio-style job, the read- and write-attributed flowops of a
-    /// Filebench-style one.
+    /// (ops, bytes) of the data-read and the data-write operations.
     pub fn issued(&self) -> ((u64, u64), (u64, u64)) {
-        let sum = |pick: &dyn Fn(&OpStats) -> bool| self.ops.iter().filter(|o| pick(o)).fold((0, 0), |(n, b), o| (n + o.ops, b + o.bytes));
-        match &self.flow {
-            Some(f) => {
-                let dir = |o: &OpStats| f.flowops.iter().find(|i| i.name == o.name).map(|i| i.direction);
-                (
-                    sum(&|o| dir(o) == Some(crate::model::flow::Direction::Read)),
-                    sum(&|o| dir(o) == Some(crate::model::flow::Direction::Write)),
-                )
+        let sum = |class: OpClass| self.ops.iter().filter(|o| o.class == class).fold((0, 0), |(n, b), o| (n + o.ops, b + o.bytes));
+        (sum(OpClass::DataRead), sum(OpClass::DataWrite))
+    }
+
+    /// The headline of a unit whose operations are its figures (fio jobs):
+    /// each operation's IOPS and bandwidth, and its p99 latency when it
+    /// completed anything.
+    pub fn op_headline(&self) -> Vec<Headline> {
+        let mut h = Vec::new();
+        for op in &self.ops {
+            h.push(Headline::new(format!("{}/iops", op.name), "IOPS", op.iops(self.elapsed_ns)));
+            h.push(Headline::new(format!("{}/bw_MiB_s", op.name), "MiB/s", op.bytes_per_sec(self.elapsed_ns) / 1048576.0));
+            if op.lat.count() > 0 {
+                h.push(Headline::new(format!("{}/lat_p99_us", op.name), "µs", op.lat.percentile(99.0) as f64 / 1000.0));
             }
-            None => (sum(&|o| o.name == "read"), sum(&|o| o.name == "write")),
         }
+        h
+    }
+
+    /// The unit's tool-specific figures as the type its layout reads.
+    pub fn details_as<T: serde::de::DeserializeOwned>(&self) -> Option<T> {
+        self.details.as_ref().and_then(|d| serde_json::from_value(d.clone()).ok())
     }
 }
 
@@ -237,6 +315,11 @@ pub struct RunResult {
     /// Seconds since the Unix epoch when the run started.
     pub started_unix: u64,
     pub command: Vec<String>,
+    /// The registered renderer that shows this run in its tool's layout
+    /// (`fio`, `filebench`, `quick`, ...; see `report::layout`). Absent
+    /// from version 1 files, whose upgrade sets it.
+    #[serde(default)]
+    pub layout: String,
     pub jobs: Vec<JobResult>,
     /// One entry per group of jobs that ran together (fio's stonewall).
     pub groups: Vec<GroupResult>,
@@ -247,3 +330,4 @@ pub struct RunResult {
 
 pub mod experiment;
 pub mod flow;
+pub mod load;

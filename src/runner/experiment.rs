@@ -358,27 +358,20 @@ fn attribute(r: &RunResult, target: &ActiveTarget, background_write_bytes: u64) 
     }
 }
 
+/// The progress line of a finished run: each unit's leading headline
+/// figure, and the IOPS of each of its other non-sync operations.
 fn one_line(r: &ExperimentRun) -> String {
     let c = &r.cell;
-    let figures: Vec<String> = r
-        .result
-        .jobs
-        .iter()
-        .flat_map(|j| -> Vec<String> {
-            match &j.flow {
-                Some(f) => {
-                    let io = f.io_summary(j);
-                    vec![format!("{} {:.0} ops/s ({:.0}/{:.0} rd/wr per s)", j.name, io.ops_per_s, io.reads_per_s, io.writes_per_s)]
-                }
-                None => j
-                    .ops
-                    .iter()
-                    .filter(|o| o.name != "sync")
-                    .map(|o| format!("{} {} {:.0} IOPS", j.name, o.name, o.iops(j.elapsed_ns)))
-                    .collect(),
+    let mut figures: Vec<String> = Vec::new();
+    for j in &r.result.jobs {
+        for (i, h) in j.headline.iter().enumerate() {
+            let op_class = h.name.split('/').next().and_then(|op| j.op(op)).map(|o| o.class);
+            let lead = i == 0 || (h.unit == "IOPS" && op_class.is_some_and(|k| k != crate::result::OpClass::Sync));
+            if lead && !figures.iter().any(|f| f.starts_with(&format!("{} {} ", j.name, h.name))) {
+                figures.push(format!("{} {} {:.0} {}", j.name, h.name, h.value, h.unit));
             }
-        })
-        .collect();
+        }
+    }
     format!("{} / {} / {} / {} / r{}: {}", c.target, c.workload, c.cache, c.background, r.repeat, figures.join(", "))
 }
 
@@ -387,24 +380,6 @@ fn write_atomically(path: &Path, record: &ExperimentRun) -> Result<(), String> {
     let text = serde_json::to_string_pretty(record).map_err(|e| e.to_string())?;
     std::fs::write(&tmp, text).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
     std::fs::rename(&tmp, path).map_err(|e| format!("cannot rename {}: {e}", tmp.display()))
-}
-
-/// Every saved run of the experiment in `out/runs`.
-pub fn load_runs(out: &Path) -> Result<Vec<ExperimentRun>, String> {
-    let dir = out.join("runs");
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    paths.sort();
-    paths
-        .iter()
-        .map(|p| {
-            let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
-            serde_json::from_str(&text).map_err(|e| format!("{}: not an fsbench experiment run: {e}", p.display()))
-        })
-        .collect()
 }
 
 #[cfg(test)]

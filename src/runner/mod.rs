@@ -59,7 +59,7 @@ pub fn execute(plan: &crate::model::Plan, opts: &RunOptions, before_measure: &mu
     match plan {
         crate::model::Plan::Jobs(jobs) => {
             before_measure();
-            run(jobs.clone(), opts)
+            run(jobs.clone(), opts, "fio")
         }
         crate::model::Plan::Flow(f) => flow::run_with(f, opts, before_measure),
     }
@@ -128,8 +128,44 @@ fn cache_warning(jobs: &[JobSpec]) -> Option<String> {
 }
 
 /// Run every job; interrupted runs come back marked partial.
-pub fn run(jobs: Vec<JobSpec>, opts: &RunOptions) -> Result<RunResult, String> {
-    let started_unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+/// Seconds since the Unix epoch, for a result's `started_unix`.
+pub(crate) fn unix_now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+/// What every runner wraps its units in: versions, command, layout, the
+/// system snapshot of the places the files were.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn envelope(
+    opts: &RunOptions,
+    layout: &str,
+    started_unix: u64,
+    jobs: Vec<JobResult>,
+    groups: Vec<GroupResult>,
+    targets: &[PathBuf],
+    warnings: Vec<String>,
+    partial: bool,
+) -> RunResult {
+    let refs: Vec<&Path> = targets.iter().map(|p| p.as_path()).collect();
+    RunResult {
+        schema: SCHEMA.to_string(),
+        fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
+        started_unix,
+        command: opts.command.clone(),
+        layout: layout.to_string(),
+        jobs,
+        groups,
+        system: system::snapshot(&refs),
+        warnings,
+        partial,
+    }
+}
+
+/// Run every job; interrupted runs come back marked partial. `layout`
+/// names the renderer of the result (`fio`, or the layout of a frontend
+/// that lowers into jobs).
+pub fn run(jobs: Vec<JobSpec>, opts: &RunOptions, layout: &str) -> Result<RunResult, String> {
+    let started_unix = unix_now();
     let mut warnings: Vec<String> = jobs.iter().flat_map(warnings_for).collect();
     if !opts.cache_controlled {
         warnings.extend(cache_warning(&jobs));
@@ -166,18 +202,7 @@ pub fn run(jobs: Vec<JobSpec>, opts: &RunOptions) -> Result<RunResult, String> {
     if let Some(e) = failure {
         return Err(e);
     }
-    let refs: Vec<&Path> = targets.iter().map(|p| p.as_path()).collect();
-    Ok(RunResult {
-        schema: SCHEMA.to_string(),
-        fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
-        started_unix,
-        command: opts.command.clone(),
-        jobs: results,
-        groups: group_results,
-        system: system::snapshot(&refs),
-        warnings,
-        partial,
-    })
+    Ok(envelope(opts, layout, started_unix, results, group_results, &targets, warnings, partial))
 }
 
 fn job_paths(spec: &JobSpec) -> Vec<PathBuf> {
@@ -298,7 +323,8 @@ fn collect_results(gid: u32, members: &[usize], jobs: &[JobSpec], outputs: Vec<(
             resolved: serde_json::to_value(spec).unwrap_or_default(),
             partial: false,
             error: None,
-            flow: None,
+            headline: Vec::new(),
+            details: None,
         };
         if !group_reporting || out.is_empty() {
             out.push(fresh());
@@ -320,6 +346,7 @@ fn collect_results(gid: u32, members: &[usize], jobs: &[JobSpec], outputs: Vec<(
     }
     for r in &mut out {
         r.ops.sort_by_key(|o| worker::OP_NAMES.iter().position(|n| *n == o.name));
+        r.headline = r.op_headline();
     }
     out
 }

@@ -12,7 +12,7 @@ use super::rng::Rng;
 use super::sleep_unless_stopped;
 use crate::ioengine::{self, Completion, EngineBuf, EngineConfig, EngineFile, IoEngine, IoOp, IoUnit, Queued};
 use crate::model::job::{BlockSize, JobSpec, READ, WRITE};
-use crate::result::{OpStats, Timeline};
+use crate::result::{OpClass, OpStats, Timeline};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::os::fd::AsRawFd;
@@ -189,9 +189,9 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
         completions: vec![Completion::default(); depth],
         bufs,
         stats: [
-            OpStats::new(OP_NAMES[0], info.caps.is_async),
-            OpStats::new(OP_NAMES[1], info.caps.is_async),
-            OpStats::new(OP_NAMES[2], false),
+            OpStats::new(OP_NAMES[0], OpClass::DataRead, info.caps.is_async),
+            OpStats::new(OP_NAMES[1], OpClass::DataWrite, info.caps.is_async),
+            OpStats::new(OP_NAMES[2], OpClass::Sync, false),
         ],
         ticker: Ticker::new(window_start, capacity),
         window_start,

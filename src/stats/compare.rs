@@ -26,6 +26,7 @@
 //!   (the absolute difference `diff` is still there).
 
 use super::summary::{summarize, t_crit_95, t_two_sided_p, Summary};
+use crate::result::RunResult;
 use serde::{Deserialize, Serialize};
 
 /// Level below which a difference is called significant.
@@ -53,6 +54,71 @@ pub struct Comparison {
     /// Why the test is degenerate, when it is.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub note: Option<String>,
+}
+
+/// One side of a comparison, as the reports name it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SideInfo {
+    /// The file, directory or experiment cell the runs came from.
+    pub path: String,
+    pub runs: usize,
+}
+
+/// What `fsbench compare` reports: B against the baseline A, per metric.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ComparisonDoc {
+    pub a: SideInfo,
+    pub b: SideInfo,
+    pub comparisons: Vec<Comparison>,
+}
+
+impl ComparisonDoc {
+    /// Sides of a single run cannot show a significant difference: say so.
+    pub fn no_spread_notice(&self) -> Vec<String> {
+        [("A", &self.a), ("B", &self.b)]
+            .iter()
+            .filter(|(_, s)| s.runs < 2)
+            .map(|(l, s)| {
+                format!(
+                    "{l} ({}) is a single run: the comparison has no spread, so nothing is marked significant; \
+                 compare directories of repeated runs to test differences",
+                    s.path
+                )
+            })
+            .collect()
+    }
+}
+
+/// Compare every metric present in all runs of both sides (in A's order),
+/// optionally only those whose name contains `filter`.
+pub fn compare_runs(a: &[RunResult], b: &[RunResult], filter: Option<&str>) -> Result<Vec<Comparison>, String> {
+    let ma = super::metrics::collect(a);
+    let mb = super::metrics::collect(b);
+    let common: Vec<Comparison> =
+        ma.iter().filter_map(|(name, va)| mb.iter().find(|(n, _)| n == name).map(|(_, vb)| welch(name, va, vb))).collect();
+    if common.is_empty() {
+        let names = |m: &[(String, Vec<f64>)]| m.iter().map(|(n, _)| n.as_str()).take(8).collect::<Vec<_>>().join(", ");
+        return Err(format!(
+            "no metric is present on both sides (A has: {}; B has: {}); are they the same jobs?",
+            or_none(names(&ma)),
+            or_none(names(&mb))
+        ));
+    }
+    let Some(f) = filter else { return Ok(common) };
+    let picked: Vec<Comparison> = common.iter().filter(|c| c.metric.contains(f)).cloned().collect();
+    if picked.is_empty() {
+        let all: Vec<&str> = common.iter().map(|c| c.metric.as_str()).collect();
+        return Err(format!("no metric matches '{f}'; the metrics are: {}", all.join(", ")));
+    }
+    Ok(picked)
+}
+
+fn or_none(s: String) -> String {
+    if s.is_empty() {
+        "none".into()
+    } else {
+        s
+    }
 }
 
 /// Compare the values `a` (baseline) with `b`.
@@ -131,6 +197,31 @@ pub fn welch(metric: &str, a: &[f64], b: &[f64]) -> Comparison {
 
 #[cfg(test)]
 mod tests {
+    use crate::stats::testutil::simple;
+
+    #[test]
+    fn compares_metrics_on_both_sides() {
+        let a = [simple(1000), simple(1010), simple(990)];
+        let b = [simple(500), simple(505), simple(495)];
+        let cs = compare_runs(&a, &b, None).unwrap();
+        let iops = cs.iter().find(|c| c.metric == "x/read/iops").unwrap();
+        assert!(iops.significant && (iops.rel_diff + 0.5).abs() < 1e-9);
+        let only = compare_runs(&a, &b, Some("bw_")).unwrap();
+        assert_eq!(only.len(), 1);
+        assert_eq!(only[0].metric, "x/read/bw_MiB_s");
+        let e = compare_runs(&a, &b, Some("nope")).unwrap_err();
+        assert!(e.contains("no metric matches 'nope'") && e.contains("x/read/iops"), "{e}");
+    }
+
+    #[test]
+    fn different_jobs_have_nothing_in_common() {
+        let mut other = simple(10);
+        other.jobs[0].name = "y".into();
+        other.groups.clear();
+        let e = compare_runs(&[simple(10)], &[other], None).unwrap_err();
+        assert!(e.contains("no metric is present on both sides"), "{e}");
+    }
+
     use super::*;
 
     fn close(a: f64, b: f64, tol: f64) -> bool {

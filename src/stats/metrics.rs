@@ -8,7 +8,7 @@
 //! | `JOB/OP/bw_MiB_s`         | bytes per second / 2^20                              |
 //! | `JOB/OP/lat_mean_us`      | mean total latency (fio's `lat`), µs                 |
 //! | `JOB/OP/lat_p99_us`       | 99th percentile of the total latency, µs             |
-//! | `JOB/io_summary/ops_s`    | Filebench runs: the IO Summary's ops/s, and likewise `rd_s`, `wr_s`, `MiB_s`, `ms_op` |
+//! | `JOB/HEADLINE`            | each headline figure the unit declares that is not one of the above (Filebench: `io_summary/ops_s`, `rd_s`, `wr_s`, `MiB_s`, `ms_op`) |
 //! | `device/read_MiB`         | what the devices under the files read, MiB           |
 //! | `device/write_MiB`        | what they wrote, MiB                                 |
 //! | `cpu/us_per_op`           | process CPU time (user + system) per operation, µs   |
@@ -26,7 +26,7 @@
 //! `cpu/us_per_op` when nothing completed or the result has no groups.
 
 use super::summary::{summarize, Summary};
-use crate::result::RunResult;
+use crate::result::{JobResult, RunResult};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
 
@@ -39,11 +39,7 @@ pub const CV_WARN: f64 = 0.05;
 /// the result lists them, then devices, then CPU.
 pub fn metrics(r: &RunResult) -> Vec<(String, f64)> {
     let mut out: Vec<(String, f64)> = Vec::new();
-    let mut seen: HashMap<&str, usize> = HashMap::new();
-    for job in &r.jobs {
-        let k = seen.entry(job.name.as_str()).or_insert(0);
-        *k += 1;
-        let jname = if *k == 1 { job.name.clone() } else { format!("{}#{}", job.name, k) };
+    for (jname, job) in unit_names(r) {
         for op in &job.ops {
             let p = format!("{jname}/{}", op.name);
             out.push((format!("{p}/iops"), op.iops(job.elapsed_ns)));
@@ -53,14 +49,12 @@ pub fn metrics(r: &RunResult) -> Vec<(String, f64)> {
                 out.push((format!("{p}/lat_p99_us"), op.lat.percentile(99.0) as f64 / 1000.0));
             }
         }
-        if let Some(f) = &job.flow {
-            let io = f.io_summary(job);
-            let p = format!("{jname}/io_summary");
-            out.push((format!("{p}/ops_s"), io.ops_per_s));
-            out.push((format!("{p}/rd_s"), io.reads_per_s));
-            out.push((format!("{p}/wr_s"), io.writes_per_s));
-            out.push((format!("{p}/MiB_s"), io.mib_per_s));
-            out.push((format!("{p}/ms_op"), io.ms_per_op));
+        // The unit's own headline figures, where they are not per-op ones.
+        for h in &job.headline {
+            let name = format!("{jname}/{}", h.name);
+            if !out.iter().any(|(n, _)| *n == name) {
+                out.push((name, h.value));
+            }
         }
     }
 
@@ -90,6 +84,29 @@ pub fn metrics(r: &RunResult) -> Vec<(String, f64)> {
     }
     out.retain(|(_, v)| v.is_finite());
     out
+}
+
+/// Each reported unit with the name its metrics go under: its own name, or
+/// `NAME#k` for the k-th unit of that name.
+fn unit_names(r: &RunResult) -> Vec<(String, &JobResult)> {
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    r.jobs
+        .iter()
+        .map(|job| {
+            let k = seen.entry(job.name.as_str()).or_insert(0);
+            *k += 1;
+            (if *k == 1 { job.name.clone() } else { format!("{}#{}", job.name, k) }, job)
+        })
+        .collect()
+}
+
+/// The metrics the run leads with and their units, named as `metrics`
+/// names them.
+pub fn headlines(r: &RunResult) -> Vec<(String, String)> {
+    unit_names(r)
+        .into_iter()
+        .flat_map(|(jname, job)| job.headline.iter().map(move |h| (format!("{jname}/{}", h.name), h.unit.clone())))
+        .collect()
 }
 
 /// One metric summarised over repeated runs.

@@ -14,7 +14,9 @@
 //! baseline) are documented where they are handled.
 
 pub mod compare;
+pub mod experiment;
 pub mod metrics;
+pub mod repeated;
 pub mod summary;
 
 pub use compare::{welch, Comparison, ALPHA};
@@ -34,7 +36,8 @@ pub(crate) mod testutil {
         for i in 0..ops {
             lat.record(lat0_ns + i * 1000);
         }
-        OpStats { name: name.into(), ops, bytes, errors: 0, lat, slat: None, clat: None }
+        let class = crate::result::load::fio_class(name);
+        OpStats { name: name.into(), class, ops, bytes, errors: 0, lat, slat: None, clat: None }
     }
 
     pub fn job(name: &str, elapsed_ns: u64, ops: &[OpStats]) -> JobResult {
@@ -50,7 +53,8 @@ pub(crate) mod testutil {
             resolved: serde_json::Value::Null,
             partial: false,
             error: None,
-            flow: None,
+            headline: Vec::new(),
+            details: None,
         }
     }
 
@@ -77,6 +81,7 @@ pub(crate) mod testutil {
             fsbench_version: "test".into(),
             started_unix: 0,
             command: vec!["fsbench".into()],
+            layout: "fio".into(),
             jobs: jobs.to_vec(),
             groups: vec![GroupResult {
                 group: 0,

@@ -50,12 +50,11 @@ pub mod testkit;
 mod tests;
 pub mod thread;
 
-use crate::environment::system;
 use crate::measure::usage::{process_io, UsageMark};
 use crate::model::flow::{FlowPlan, Step};
 use crate::observe::blockdev::DeviceWatch;
 use crate::result::flow::FlowReport;
-use crate::result::{GroupResult, JobResult, RunResult, Timeline, SCHEMA};
+use crate::result::{GroupResult, JobResult, RunResult, Timeline};
 use crate::runner::{sleep_unless_stopped, RunOptions};
 use buf::MapBuf;
 use fileset::Fileset;
@@ -117,8 +116,11 @@ pub fn run(plan: &FlowPlan, opts: &RunOptions) -> Result<RunResult, String> {
 /// `run`, calling `before_measure` once the filesets exist and before any
 /// thread starts: the place for a cache scenario, so "cold" means the
 /// preallocated files are not cached when the measured window opens.
+/// The layout Filebench runs are shown in.
+pub const LAYOUT: &str = "filebench";
+
 pub fn run_with(plan: &FlowPlan, opts: &RunOptions, before_measure: &mut dyn FnMut()) -> Result<RunResult, String> {
-    let started_unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let started_unix = crate::runner::unix_now();
     let prog = program::build(plan)?;
     let mut warnings = Vec::new();
     let mut sets: Vec<Option<Fileset>> = plan.filesets.iter().map(|_| None).collect();
@@ -131,19 +133,8 @@ pub fn run_with(plan: &FlowPlan, opts: &RunOptions, before_measure: &mut dyn FnM
         }
     }
     let (job, group, roots) = outcome?;
-    let refs: Vec<&Path> = roots.iter().map(|p| p.as_path()).collect();
     let partial = job.partial;
-    Ok(RunResult {
-        schema: SCHEMA.to_string(),
-        fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
-        started_unix,
-        command: opts.command.clone(),
-        jobs: vec![job],
-        groups: vec![group],
-        system: system::snapshot(&refs),
-        warnings,
-        partial,
-    })
+    Ok(crate::runner::envelope(opts, LAYOUT, started_unix, vec![job], vec![group], &roots, warnings, partial))
 }
 
 type Parts = (JobResult, GroupResult, Vec<PathBuf>);
@@ -304,7 +295,7 @@ fn execute(
         seed: plan.seed,
         threads: prog.threads.len() as u32,
     };
-    let job = JobResult {
+    let mut job = JobResult {
         name: plan.name.clone(),
         group: 0,
         threads: prog.threads.len() as u32,
@@ -316,8 +307,11 @@ fn execute(
         resolved: serde_json::to_value(plan).unwrap_or_default(),
         partial,
         error,
-        flow: Some(flow),
+        headline: Vec::new(),
+        details: None,
     };
+    job.headline = flow.io_summary(&job).headline();
+    job.details = Some(serde_json::to_value(&flow).unwrap_or_default());
     let group = GroupResult { group: 0, elapsed_ns: win.elapsed_ns, cpu: win.usage, process_io: win.io, devices: win.devices };
     Ok((job, group, roots))
 }

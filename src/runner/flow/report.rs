@@ -118,8 +118,8 @@ fn print_interval(st: &IntervalStats, names: &[(String, FlowopKind)]) {
 pub fn merge(prog: &Program, outs: &[ThreadOut]) -> (Vec<OpStats>, Vec<FlowopInfo>) {
     let n = prog.names.len();
     let mut hists: Vec<super::hist::CompactHist> = (0..n).map(|_| Default::default()).collect();
-    let mut ops: Vec<OpStats> = prog.names.iter().map(|(name, _)| OpStats::new(name, false)).collect();
     let mut infos: Vec<FlowopInfo> = prog.names.iter().map(|(name, kind)| FlowopInfo::new(name, *kind)).collect();
+    let mut ops: Vec<OpStats> = infos.iter().map(|i| OpStats::new(&i.name, i.class(), false)).collect();
     for (t, out) in prog.threads.iter().zip(outs) {
         for (slot, st) in out.stats.iter().enumerate() {
             let Some(&name) = t.slots.get(slot) else { continue };

@@ -9,12 +9,16 @@ fn ops(j: &JobResult, name: &str) -> u64 {
     j.op(name).map(|o| o.ops).unwrap_or_else(|| panic!("no op {name}"))
 }
 
-fn info<'a>(j: &'a JobResult, name: &str) -> &'a crate::result::flow::FlowopInfo {
-    j.flow.as_ref().unwrap().flowops.iter().find(|f| f.name == name).unwrap()
+fn flow(j: &JobResult) -> FlowReport {
+    j.details_as::<FlowReport>().expect("a Filebench unit carries its FlowReport in details")
 }
 
-fn ended_by(j: &JobResult) -> &str {
-    &j.flow.as_ref().unwrap().ended_by
+fn info(j: &JobResult, name: &str) -> crate::result::flow::FlowopInfo {
+    flow(j).flowops.into_iter().find(|f| f.name == name).unwrap()
+}
+
+fn ended_by(j: &JobResult) -> String {
+    flow(j).ended_by
 }
 
 /// fileserver's loop on a small fileset.
@@ -119,7 +123,7 @@ fn varmail_fsyncs_match_appends_and_deletes_balance() {
     assert!(ops(j, "fsyncfile2").abs_diff(a) <= 3);
     assert!(ops(j, "createfile2").abs_diff(ops(j, "deletefile1")) <= 3);
     assert_eq!(info(j, "createfile2").out_of_files, 0, "creates drained the fileset");
-    assert_eq!(j.flow.as_ref().unwrap().filesets[0].mean_depth, 1.0);
+    assert_eq!(flow(j).filesets[0].mean_depth, 1.0);
 }
 
 fn create_only(dir: &std::path::Path, mode: QuitMode, secs: u64) -> FlowPlan {
@@ -281,7 +285,7 @@ fn psrun_intervals_reset_or_accumulate() {
         p.processes = vec![process("s", 1, vec![op(K::StatFile, "statfile1"), op(K::Delay, "nap").value(0)])];
         let r = run(&p, &options()).unwrap();
         let j = &r.jobs[0];
-        let iv = &j.flow.as_ref().unwrap().intervals;
+        let iv = &flow(j).intervals;
         assert!(iv.len() >= 2, "{} intervals", iv.len());
         let total = ops(j, "statfile1");
         let firsts: Vec<u64> = iv.iter().map(|i| i.ops[0]).collect();
@@ -380,7 +384,7 @@ mod bench {
         let r = run(p, &options()).unwrap();
         let j = &r.jobs[0];
         let g = &r.groups[0];
-        let s = j.flow.as_ref().unwrap().io_summary(j);
+        let s = flow(j).io_summary(j);
         let cpu = g.cpu.user_s + g.cpu.system_s;
         let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
         unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
@@ -409,7 +413,7 @@ mod bench {
             ru.ru_maxrss / 1024,
             j.error
         );
-        for f in &j.flow.as_ref().unwrap().flowops {
+        for f in &flow(j).flowops.clone() {
             if f.out_of_files + f.busy_skips > 0 {
                 eprintln!("  {}: out of files {}, busy skips {}", f.name, f.out_of_files, f.busy_skips);
             }

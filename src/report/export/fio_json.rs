@@ -2,10 +2,31 @@
 //! ecosystem reads, so existing post-processing works on fsbench output.
 //! Values come from the same `RunResult` as every other report.
 
-use super::format::mean_sd;
+use super::{unsupported, DocKind, Document, ExportError, Exporter};
 use crate::measure::hist::LatencyHist;
+use crate::report::format::mean_sd;
 use crate::result::{JobResult, OpStats, RunResult};
 use serde_json::{json, Map, Value};
+
+pub struct FioJson;
+
+impl Exporter for FioJson {
+    fn name(&self) -> &'static str {
+        "fio-json"
+    }
+    fn help(&self) -> &'static str {
+        "fio's JSON layout of a single run, for tools that post-process fio output"
+    }
+    fn kinds(&self) -> &'static [DocKind] {
+        &[DocKind::Run]
+    }
+    fn render(&self, doc: &Document) -> Result<String, ExportError> {
+        match doc {
+            Document::Run(r) => Ok(render(r)),
+            _ => Err(unsupported(self, doc)),
+        }
+    }
+}
 
 pub fn render(r: &RunResult) -> String {
     let jobs: Vec<Value> = r.jobs.iter().map(|j| job(r, j)).collect();

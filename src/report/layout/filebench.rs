@@ -3,10 +3,18 @@
 //! Filebench cannot show: latency percentiles, shortages and the filesets as
 //! they were built.
 
-use super::format::{bytes, thousands};
+use super::{by_group, Layout};
+use crate::report::format::{bytes, thousands};
 use crate::result::flow::FlowReport;
 use crate::result::JobResult;
 use std::fmt::Write;
+
+/// Filebench's per-flowop lines and IO Summary, then fsbench's additions.
+pub const LAYOUT: Layout = Layout {
+    name: "filebench",
+    about: "Filebench's per-flowop lines and IO Summary, then latency percentiles per flowop, shortages, filesets and psrun intervals",
+    render: |r| by_group(r, job),
+};
 
 const MIB: f64 = 1048576.0;
 const PCTS: &[(f64, &str)] = &[(50.0, "p50"), (95.0, "p95"), (99.0, "p99"), (99.9, "p99.9")];
@@ -15,7 +23,12 @@ fn ms(ns: f64) -> f64 {
     ns / 1e6
 }
 
-pub fn job(s: &mut String, j: &JobResult, f: &FlowReport) {
+pub fn job(s: &mut String, j: &JobResult) {
+    let Some(f) = j.details_as::<FlowReport>() else {
+        // Not a Filebench unit after all: show what every unit has.
+        return super::fio::job(s, j);
+    };
+    let f = &f;
     let secs = j.elapsed_ns as f64 / 1e9;
     let _ = writeln!(
         s,

@@ -1,0 +1,161 @@
+//! Exporters: the output formats, over every document fsbench writes (a
+//! run, a repeated run, an experiment summary, a comparison). Each format
+//! is one file and one entry of `EXPORTERS`; `--output-format`'s values and
+//! help come from the table, and a format that cannot show a command's
+//! document is refused before anything runs (`for_kind`).
+
+pub mod csv;
+pub mod fio_json;
+pub mod json;
+pub mod markdown;
+pub mod text;
+
+use crate::result::RunResult;
+use crate::stats::compare::ComparisonDoc;
+use crate::stats::experiment::ExperimentSummary;
+use crate::stats::repeated::Repeated;
+use std::fmt;
+
+/// What a command produces.
+pub enum Document<'a> {
+    Run(&'a RunResult),
+    Repeated(&'a Repeated),
+    Experiment(&'a ExperimentSummary),
+    Comparison(&'a ComparisonDoc),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DocKind {
+    Run,
+    Repeated,
+    Experiment,
+    Comparison,
+}
+
+impl DocKind {
+    pub const ALL: [DocKind; 4] = [DocKind::Run, DocKind::Repeated, DocKind::Experiment, DocKind::Comparison];
+
+    /// For messages: "cannot show a comparison".
+    pub fn noun(self) -> &'static str {
+        match self {
+            DocKind::Run => "a single run",
+            DocKind::Repeated => "a repeated run (--repeat)",
+            DocKind::Experiment => "an experiment summary",
+            DocKind::Comparison => "a comparison",
+        }
+    }
+}
+
+impl Document<'_> {
+    pub fn kind(&self) -> DocKind {
+        match self {
+            Document::Run(_) => DocKind::Run,
+            Document::Repeated(_) => DocKind::Repeated,
+            Document::Experiment(_) => DocKind::Experiment,
+            Document::Comparison(_) => DocKind::Comparison,
+        }
+    }
+}
+
+/// A document an exporter could not render.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportError(pub String);
+
+impl fmt::Display for ExportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ExportError {}
+
+/// An output format.
+pub trait Exporter: Sync {
+    fn name(&self) -> &'static str;
+    /// Other names accepted for it (kept for old command lines).
+    fn aliases(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// One line for `--output-format`'s help.
+    fn help(&self) -> &'static str;
+    /// The documents it can show.
+    fn kinds(&self) -> &'static [DocKind];
+    fn render(&self, doc: &Document) -> Result<String, ExportError>;
+}
+
+/// Every output format, the default first.
+pub static EXPORTERS: &[&dyn Exporter] = &[&text::Text, &json::Json, &fio_json::FioJson, &csv::Csv, &markdown::Markdown];
+
+pub fn find(name: &str) -> Option<&'static dyn Exporter> {
+    EXPORTERS.iter().copied().find(|e| e.name() == name || e.aliases().contains(&name))
+}
+
+/// The exporter for `--output-format NAME` on a command that produces
+/// `kind`, or why not (naming the formats that can show it).
+pub fn for_kind(name: &str, kind: DocKind) -> Result<&'static dyn Exporter, String> {
+    let e = find(name).ok_or_else(|| {
+        let all: Vec<&str> = EXPORTERS.iter().map(|e| e.name()).collect();
+        format!("--output-format {name}: no such format (have: {})", all.join(", "))
+    })?;
+    if e.kinds().contains(&kind) {
+        return Ok(e);
+    }
+    let can: Vec<&str> = EXPORTERS.iter().filter(|x| x.kinds().contains(&kind)).map(|x| x.name()).collect();
+    Err(format!("--output-format {name} cannot show {}; formats that can: {}", kind.noun(), can.join(", ")))
+}
+
+/// Render `doc` in format `name`.
+pub fn render(name: &str, doc: &Document) -> Result<String, ExportError> {
+    let e = for_kind(name, doc.kind()).map_err(ExportError)?;
+    e.render(doc)
+}
+
+/// `--output-format`'s accepted values, with their help, from the table.
+pub fn value_parser() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        EXPORTERS.iter().map(|e| clap::builder::PossibleValue::new(e.name()).aliases(e.aliases()).help(e.help())),
+    )
+}
+
+/// The error every exporter gives for a document outside its `kinds`.
+fn unsupported(e: &dyn Exporter, doc: &Document) -> ExportError {
+    ExportError(format!("{} cannot show {}", e.name(), doc.kind().noun()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::testutil::simple;
+
+    #[test]
+    fn names_are_unique_and_every_document_has_a_format_besides_json() {
+        let mut names: Vec<&str> = EXPORTERS.iter().flat_map(|e| std::iter::once(e.name()).chain(e.aliases().iter().copied())).collect();
+        let n = names.len();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), n, "an exporter name or alias is used twice");
+        for k in DocKind::ALL {
+            let can: Vec<&str> = EXPORTERS.iter().filter(|e| e.kinds().contains(&k)).map(|e| e.name()).collect();
+            for f in ["text", "json", "csv", "markdown"] {
+                assert!(can.contains(&f), "{f} must show {}", k.noun());
+            }
+        }
+    }
+
+    #[test]
+    fn refusal_names_the_formats_that_can() {
+        let e = for_kind("fio-json", DocKind::Comparison).err().unwrap();
+        assert!(e.contains("cannot show a comparison") && e.contains("text, json, csv, markdown"), "{e}");
+        assert!(for_kind("yaml", DocKind::Run).err().unwrap().contains("no such format"));
+        assert_eq!(for_kind("normal", DocKind::Run).unwrap().name(), "text");
+    }
+
+    #[test]
+    fn every_format_renders_a_run() {
+        let r = simple(1000);
+        for e in EXPORTERS {
+            let out = e.render(&Document::Run(&r)).unwrap_or_else(|err| panic!("{}: {err}", e.name()));
+            assert!(out.ends_with('\n') && out.len() > 20, "{}: {out}", e.name());
+        }
+    }
+}

@@ -1,0 +1,87 @@
+//! fio jobs in fsbench's text: one block per reported job. Latencies are
+//! always in µs, rates always carry their unit, spreads are over 1-second
+//! intervals.
+
+use super::{by_group, Layout};
+use crate::measure::hist::LatencyHist;
+use crate::report::format::{bandwidth, bytes, mean_sd, thousands, us};
+use crate::result::{JobResult, OpStats};
+use std::fmt::Write;
+
+const SHOWN_PCTS: &[(f64, &str)] =
+    &[(1.0, "p1"), (10.0, "p10"), (50.0, "p50"), (90.0, "p90"), (99.0, "p99"), (99.9, "p99.9"), (99.99, "p99.99")];
+
+/// fsbench's text for fio jobs.
+pub const LAYOUT: Layout = Layout {
+    name: "fio",
+    about:
+        "per job: each operation's ops, IOPS with its spread, bandwidth, latency percentiles; then CPU, process I/O and devices per group",
+    render: |r| by_group(r, job),
+};
+
+pub fn job(s: &mut String, j: &JobResult) {
+    let secs = j.elapsed_ns as f64 / 1e9;
+    let _ = writeln!(
+        s,
+        "{}: {} thread{}, ioengine={}, {:.2} s measured{}",
+        j.name,
+        j.threads,
+        if j.threads == 1 { "" } else { "s" },
+        j.engine,
+        secs,
+        if j.partial { " (PARTIAL)" } else { "" }
+    );
+    if let Some(e) = &j.error {
+        let _ = writeln!(s, "  ERROR: {e}");
+    }
+    for op in &j.ops {
+        op_block(s, j, op);
+    }
+    s.push('\n');
+}
+
+fn op_block(s: &mut String, j: &JobResult, op: &OpStats) {
+    let iops = op.iops(j.elapsed_ns);
+    let series: Vec<f64> = j.timeline.ops.get(&op.name).map(|v| v.iter().map(|&x| x as f64).collect()).unwrap_or_default();
+    let spread = if series.len() >= 2 {
+        let (_, sd) = mean_sd(&series);
+        format!(" ± {} (sd of {} 1-s intervals)", thousands(sd.round() as u64), series.len())
+    } else {
+        String::new()
+    };
+    let _ = write!(s, "  {:<5} {} ops, {} IOPS{spread}", op.name, thousands(op.ops), thousands(iops.round() as u64));
+    if op.bytes > 0 {
+        let _ = write!(s, ", {} in all, {}", bytes(op.bytes), bandwidth(op.bytes_per_sec(j.elapsed_ns)));
+    }
+    if op.errors > 0 {
+        let _ = write!(s, ", {} errors", op.errors);
+    }
+    s.push('\n');
+    if op.ops == 0 {
+        return;
+    }
+    lat_lines(s, "lat", &op.lat);
+    if let (Some(sl), Some(cl)) = (&op.slat, &op.clat) {
+        let _ = writeln!(
+            s,
+            "        slat µs: mean {} max {}   clat µs: mean {} p99 {}",
+            us(sl.mean()),
+            us(sl.max() as f64),
+            us(cl.mean()),
+            us(cl.percentile(99.0) as f64)
+        );
+    }
+}
+
+fn lat_lines(s: &mut String, what: &str, h: &LatencyHist) {
+    let _ = writeln!(
+        s,
+        "        {what} µs: min {}  mean {}  sd {}  max {}",
+        us(h.min() as f64),
+        us(h.mean()),
+        us(h.stddev()),
+        us(h.max() as f64)
+    );
+    let pcts: Vec<String> = SHOWN_PCTS.iter().map(|(p, n)| format!("{n} {}", us(h.percentile(*p) as f64))).collect();
+    let _ = writeln!(s, "        {what} µs: {}", pcts.join("  "));
+}
