@@ -35,7 +35,7 @@ pub struct QuickArgs {
 }
 
 fn parse_size_arg(s: &str) -> Result<u64, String> {
-    crate::frontend::fio::units::parse_size(s, 1024)
+    crate::units::parse_size(s, 1024)
 }
 
 /// The seven tests, in the order they run and are shown.

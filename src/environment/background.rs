@@ -10,8 +10,8 @@
 //! `/proc/self/io`, so the load's I/O never mixes with the measured
 //! process's.
 
-use crate::frontend::fio::units::{parse_bool, parse_size, parse_uint};
 use crate::measure::hist::{LatencyHist, LatencySummary};
+use crate::units::{parse_bool, parse_size, parse_uint};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};

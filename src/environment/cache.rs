@@ -77,7 +77,7 @@ pub fn parse(s: &str) -> Result<CacheScenario, String> {
         if size.trim().is_empty() {
             return Err(format!("cache scenario '{t}' has no size; expected polluted:SIZE such as polluted:512m"));
         }
-        let n = crate::frontend::fio::units::parse_size(size, 1024).map_err(|e| format!("cache scenario '{t}': bad size: {e}"))?;
+        let n = crate::units::parse_size(size, 1024).map_err(|e| format!("cache scenario '{t}': bad size: {e}"))?;
         if n == 0 {
             return Err(format!("cache scenario '{t}': the size must be above 0"));
         }

@@ -29,7 +29,7 @@
 use crate::environment::background::{self, BackgroundSpec};
 use crate::environment::cache::{self, CacheScenario};
 use crate::environment::target::{DeviceSource, TargetSpec};
-use crate::frontend::fio::units::parse_size;
+use crate::units::parse_size;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -121,8 +121,8 @@ fn cache_warning(jobs: &[JobSpec]) -> Option<String> {
     (set > 0 && ram > 0 && set < ram).then(|| {
         format!(
             "buffered I/O over a {} working set, which fits in RAM ({}), with the page cache not controlled: results may show memory speed; use direct=1, --cache=cold, or a larger size",
-            crate::report::format::bytes(set),
-            crate::report::format::bytes(ram)
+            crate::units::bytes(set),
+            crate::units::bytes(ram)
         )
     })
 }

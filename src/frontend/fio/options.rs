@@ -5,9 +5,9 @@
 //! Setters return complete "expected FORM, got 'VALUE'" messages; the caller
 //! adds the location.
 
-use super::units::{parse_bool, parse_duration, parse_size, parse_u32, parse_uint};
 use crate::frontend::suggest::nearest;
 use crate::model::job::{BlockSize, Fallocate, JobSpec, RwKind, SyncMode};
+use crate::units::{parse_bool, parse_duration, parse_size, parse_u32, parse_uint};
 use std::path::PathBuf;
 use std::time::Duration;
 

@@ -204,8 +204,8 @@ fn setup_warnings(plan: &FlowPlan, prog: &program::Program, filesets: &[Fileset]
                 warnings,
                 format!(
                     "the filesets hold {} (nominal), which fits in RAM ({}), and the page cache is not controlled: results may show memory speed; use --cache=cold, directio, or larger filesets",
-                    crate::report::format::bytes(set),
-                    crate::report::format::bytes(ram)
+                    crate::units::bytes(set),
+                    crate::units::bytes(ram)
                 ),
             );
         }
