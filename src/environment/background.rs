@@ -63,7 +63,7 @@ pub struct BackgroundReport {
     /// From the first file to the stop request (cleanup excluded).
     pub elapsed_s: f64,
     /// The child's /proc/self/io at exit.
-    pub io: crate::result::ProcessIo,
+    pub io: crate::host::proc_io::ProcessIo,
     /// The child's process id.
     #[serde(default)]
     pub pid: u32,
@@ -463,7 +463,7 @@ pub fn child_main(spec: BackgroundSpec) -> i32 {
     if load.hist.count() > 0 {
         load.report.create_latency = Some(load.hist.summary());
     }
-    load.report.io = crate::measure::usage::process_io();
+    load.report.io = crate::host::proc_io::process_io();
     if let Some(e) = &error {
         eprintln!("fsbench background-load: {e}");
     }
@@ -498,13 +498,9 @@ pub struct BackgroundLoad {
 impl BackgroundLoad {
     /// Start the load with this executable (`fsbench background-load`).
     pub fn start(spec: &BackgroundSpec) -> Result<BackgroundLoad, String> {
-        // /proc/self/exe still executes this very binary when the file on
-        // disk was replaced (a rebuild during a long experiment).
-        let proc_exe = std::path::Path::new("/proc/self/exe");
-        let exe = if proc_exe.exists() {
-            proc_exe.to_path_buf()
-        } else {
-            std::env::current_exe().map_err(|e| format!("background load: cannot find fsbench's executable: {e}"))?
+        let exe = match crate::host::self_exe() {
+            Some(p) => p.to_path_buf(),
+            None => std::env::current_exe().map_err(|e| format!("background load: cannot find fsbench's executable: {e}"))?,
         };
         Self::start_with_exe(&exe, spec)
     }

@@ -22,8 +22,10 @@
 //! writeback of those pages will run during the measurement.
 
 use crate::environment::cleanup::{self, Action, Token};
-use crate::environment::system::mount_for_path;
 use crate::environment::target::{create_unique_dir, ActiveTarget};
+use crate::host::meminfo::{read_meminfo, MemInfo};
+use crate::host::mountinfo::mount_for_path;
+use crate::host::vm::drop_caches;
 use serde::{Deserialize, Serialize};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -123,54 +125,6 @@ impl std::str::FromStr for CacheScenario {
     }
 }
 
-/// The /proc/meminfo numbers the scenarios look at, in bytes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct MemInfo {
-    pub total: u64,
-    pub cached: u64,
-    pub dirty: u64,
-    pub shmem: u64,
-    /// File pages mapped into processes (running programs): drop_caches leaves them.
-    pub mapped: u64,
-}
-
-impl MemInfo {
-    /// File cache that drop_caches can drop: not tmpfs/shmem pages, and not
-    /// pages mapped by running programs (compilers, the benchmark itself).
-    pub fn droppable(&self) -> u64 {
-        self.cached.saturating_sub(self.shmem).saturating_sub(self.mapped)
-    }
-}
-
-/// Parse /proc/meminfo text (kB values into bytes).
-pub fn parse_meminfo(text: &str) -> MemInfo {
-    let mut m = MemInfo::default();
-    for line in text.lines() {
-        let Some((k, v)) = line.split_once(':') else { continue };
-        let mut it = v.split_whitespace();
-        let Some(n) = it.next().and_then(|n| n.parse::<u64>().ok()) else { continue };
-        let n = if matches!(it.next(), Some("kB") | Some("KB")) { n * 1024 } else { n };
-        match k.trim() {
-            "MemTotal" => m.total = n,
-            "Cached" => m.cached = n,
-            "Dirty" => m.dirty = n,
-            "Shmem" => m.shmem = n,
-            "Mapped" => m.mapped = n,
-            _ => {}
-        }
-    }
-    m
-}
-
-pub fn read_meminfo() -> MemInfo {
-    std::fs::read_to_string("/proc/meminfo").map(|t| parse_meminfo(&t)).unwrap_or_default()
-}
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
 fn mib(n: u64) -> String {
     format!("{:.0} MiB", n as f64 / MIB as f64)
 }
@@ -178,17 +132,6 @@ fn mib(n: u64) -> String {
 /// The cold rule (see the module docs).
 pub fn cold_rule(before: &MemInfo, after: &MemInfo) -> bool {
     after.droppable() <= before.droppable() / 2 || after.droppable() < COLD_SMALL_BYTES
-}
-
-/// sync and drop the page cache, dentries and inodes. Err when not root or
-/// the write is refused.
-pub fn drop_caches() -> Result<(), String> {
-    if !is_root() {
-        return Err("not root: cannot drop caches".into());
-    }
-    // SAFETY: sync has no preconditions.
-    unsafe { libc::sync() };
-    std::fs::write("/proc/sys/vm/drop_caches", "3").map_err(|e| format!("cannot write /proc/sys/vm/drop_caches: {e}"))
 }
 
 /// Keeps a polluted scenario's file until the end of the run; dropping it
@@ -445,6 +388,7 @@ pub fn resident_pages(path: &Path) -> std::io::Result<(usize, usize)> {
 mod tests {
     use super::*;
     use crate::environment::target::testutil::{loop_target, root_or_skip};
+    use crate::host::is_root;
 
     /// Tests that drop or fill the page cache must not overlap.
     static CACHE_LOCK: Mutex<()> = Mutex::new(());
@@ -493,10 +437,7 @@ mod tests {
     }
 
     #[test]
-    fn meminfo_parsing_and_cold_rule() {
-        let m = parse_meminfo("MemTotal: 1000 kB\nCached:  200 kB\nDirty: 3 kB\nShmem: 50 kB\nMapped: 30 kB\nSwapCached: 9 kB\n");
-        assert_eq!(m, MemInfo { total: 1000 * 1024, cached: 200 * 1024, dirty: 3 * 1024, shmem: 50 * 1024, mapped: 30 * 1024 });
-        assert_eq!(m.droppable(), 120 * 1024);
+    fn cold_rule_on_droppable_cache() {
         let gib = |g: u64| MemInfo { cached: g << 30, ..MemInfo::default() };
         assert!(cold_rule(&gib(4), &gib(1)));
         assert!(!cold_rule(&gib(4), &gib(3)));

@@ -2,6 +2,8 @@
 //! it is specific to fio: operation types are names ("read", "write", "sync"
 //! here; flowops, YCSB operations or Bonnie++ phases elsewhere).
 
+pub use crate::host::proc_io::ProcessIo;
+
 use crate::environment::system::SystemInfo;
 use crate::measure::hist::LatencyHist;
 use crate::observe::blockdev::DeviceReport;
@@ -140,16 +142,6 @@ impl CpuUsage {
             (self.user_s + self.system_s) * 1e6 / ops as f64
         }
     }
-}
-
-/// Bytes the process read and wrote as the kernel saw them (/proc/self/io).
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct ProcessIo {
-    pub read_bytes: u64,
-    pub write_bytes: u64,
-    pub cancelled_write_bytes: u64,
-    pub syscr: u64,
-    pub syscw: u64,
 }
 
 /// One reported unit: a job (or one clone of it), or a whole group with

@@ -11,8 +11,9 @@ pub mod rng;
 pub mod worker;
 
 use crate::environment::system;
+use crate::host::proc_io::process_io;
 use crate::ioengine;
-use crate::measure::usage::{process_io, UsageMark};
+use crate::measure::usage::UsageMark;
 use crate::model::job::JobSpec;
 use crate::observe::blockdev::DeviceWatch;
 use crate::result::{GroupResult, JobResult, RunResult, Timeline, SCHEMA};
@@ -117,7 +118,7 @@ fn cache_warning(jobs: &[JobSpec]) -> Option<String> {
         return None;
     }
     let set: u64 = buffered.iter().map(|j| j.size.unwrap_or(0) * j.numjobs as u64).sum();
-    let ram = crate::environment::cache::read_meminfo().total;
+    let ram = crate::host::meminfo::read_meminfo().total;
     (set > 0 && ram > 0 && set < ram).then(|| {
         format!(
             "buffered I/O over a {} working set, which fits in RAM ({}), with the page cache not controlled: results may show memory speed; use direct=1, --cache=cold, or a larger size",

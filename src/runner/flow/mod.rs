@@ -51,7 +51,8 @@ mod tests;
 pub mod thread;
 
 use crate::environment::system;
-use crate::measure::usage::{process_io, UsageMark};
+use crate::host::proc_io::process_io;
+use crate::measure::usage::UsageMark;
 use crate::model::flow::{FlowPlan, Step};
 use crate::observe::blockdev::DeviceWatch;
 use crate::result::flow::FlowReport;
@@ -198,7 +199,7 @@ fn setup_warnings(plan: &FlowPlan, prog: &program::Program, filesets: &[Fileset]
         let all_direct =
             plan.processes.iter().flat_map(|p| &p.threads).flat_map(|t| &t.flowops).filter(|f| f.kind.opens_file()).all(|f| f.directio);
         let set: u64 = filesets.iter().filter(|f| !f.device).map(|f| f.dataset_bytes).sum();
-        let ram = crate::environment::cache::read_meminfo().total;
+        let ram = crate::host::meminfo::read_meminfo().total;
         if !all_direct && set > 0 && ram > 0 && set < ram {
             warn(
                 warnings,
