@@ -3,6 +3,7 @@
 //! here; flowops, YCSB operations or Bonnie++ phases elsewhere).
 
 pub use crate::host::proc_io::ProcessIo;
+pub use crate::measure::usage::CpuUsage;
 
 use crate::environment::system::SystemInfo;
 use crate::measure::hist::LatencyHist;
@@ -115,31 +116,6 @@ impl Timeline {
                     d[i] += v;
                 }
             }
-        }
-    }
-}
-
-/// CPU used by the whole fsbench process during the measured window,
-/// including io_uring worker threads (which fio leaves out).
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct CpuUsage {
-    pub user_s: f64,
-    pub system_s: f64,
-    pub wall_s: f64,
-    pub voluntary_ctx_switches: u64,
-    pub involuntary_ctx_switches: u64,
-    /// Minor and major page faults.
-    pub minor_faults: u64,
-    pub major_faults: u64,
-}
-
-impl CpuUsage {
-    /// CPU seconds (user + system) per completed operation, in microseconds.
-    pub fn us_per_op(&self, ops: u64) -> f64 {
-        if ops == 0 {
-            0.0
-        } else {
-            (self.user_s + self.system_s) * 1e6 / ops as f64
         }
     }
 }
