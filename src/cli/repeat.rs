@@ -5,6 +5,8 @@
 use super::CommonArgs;
 use crate::environment::background::{self, BackgroundLoad};
 use crate::environment::cache;
+use crate::frontend::environment::{parse_background, parse_cache};
+use crate::model::environment::CacheScenario;
 use crate::model::Plan;
 use crate::report::OutputFormat;
 use crate::result::RunResult;
@@ -56,7 +58,7 @@ struct Repeated<'a> {
 
 pub fn run(plan: Plan, common: &CommonArgs, flags: &RepeatArgs, command: Vec<String>) -> i32 {
     let (repeat, cache_s, bg) = (flags.repeat, flags.cache.as_deref(), flags.background.as_deref());
-    let scenario = match cache_s.map(cache::parse).transpose() {
+    let scenario = match cache_s.map(parse_cache).transpose() {
         Ok(s) => s,
         Err(e) => {
             eprintln!("fsbench: error: --cache: {e}");
@@ -64,7 +66,7 @@ pub fn run(plan: Plan, common: &CommonArgs, flags: &RepeatArgs, command: Vec<Str
         }
     };
     let bg_dir = plan.data_dir().join("fsbench-background");
-    let bg_spec = match bg.map(|b| background::parse(b, bg_dir)).transpose() {
+    let bg_spec = match bg.map(|b| parse_background(b, bg_dir)).transpose() {
         Ok(s) => s,
         Err(e) => {
             eprintln!("fsbench: error: --background: {e}");
@@ -80,7 +82,7 @@ pub fn run(plan: Plan, common: &CommonArgs, flags: &RepeatArgs, command: Vec<Str
             break;
         }
         let opts = RunOptions {
-            cache_controlled: scenario.as_ref().is_some_and(|s| *s != cache::CacheScenario::Warm),
+            cache_controlled: scenario.as_ref().is_some_and(|s| *s != CacheScenario::Warm),
             allow_device: common.allow_device,
             keep_files: common.keep_files,
             stop: stop.clone(),

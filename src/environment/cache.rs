@@ -26,23 +26,11 @@ use crate::environment::target::{create_unique_dir, ActiveTarget};
 use crate::host::meminfo::{read_meminfo, MemInfo};
 use crate::host::mountinfo::mount_for_path;
 use crate::host::vm::drop_caches;
+use crate::model::environment::CacheScenario;
 use serde::{Deserialize, Serialize};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum CacheScenario {
-    /// Nothing done.
-    Warm,
-    /// sync; echo 3 > /proc/sys/vm/drop_caches (seed 000, Scenario A).
-    Cold,
-    /// Unmount and mount the target again (Scenario B).
-    FreshMount,
-    /// Fill the page cache with this many bytes of unrelated data (Scenario C).
-    Polluted(u64),
-}
 
 /// What applying a scenario did, with the evidence.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -61,69 +49,6 @@ pub struct CacheReport {
 const MIB: u64 = 1 << 20;
 /// Below this much droppable file cache, the cache counts as dropped.
 const COLD_SMALL_BYTES: u64 = 64 * MIB;
-
-const EXPECTED: &str = "expected warm, cold, fresh-mount or polluted:SIZE (e.g. polluted:512m, polluted:2g)";
-
-/// Parse `warm`, `cold`, `fresh-mount` or `polluted:SIZE` (k/m/g are
-/// powers of 1024).
-pub fn parse(s: &str) -> Result<CacheScenario, String> {
-    let t = s.trim();
-    let lower = t.to_ascii_lowercase();
-    match lower.as_str() {
-        "warm" => return Ok(CacheScenario::Warm),
-        "cold" => return Ok(CacheScenario::Cold),
-        "fresh-mount" => return Ok(CacheScenario::FreshMount),
-        _ => {}
-    }
-    if let Some(size) = lower.strip_prefix("polluted:") {
-        if size.trim().is_empty() {
-            return Err(format!("cache scenario '{t}' has no size; expected polluted:SIZE such as polluted:512m"));
-        }
-        let n = crate::units::parse_size(size, 1024).map_err(|e| format!("cache scenario '{t}': bad size: {e}"))?;
-        if n == 0 {
-            return Err(format!("cache scenario '{t}': the size must be above 0"));
-        }
-        return Ok(CacheScenario::Polluted(n));
-    }
-    if lower == "polluted" {
-        return Err("cache scenario 'polluted' needs a size; expected polluted:SIZE such as polluted:512m".to_string());
-    }
-    Err(format!("unknown cache scenario '{t}': {EXPECTED}"))
-}
-
-fn size_text(n: u64) -> String {
-    for (unit, m) in [("g", 1u64 << 30), ("m", 1 << 20), ("k", 1 << 10)] {
-        if n >= m && n % m == 0 {
-            return format!("{}{unit}", n / m);
-        }
-    }
-    n.to_string()
-}
-
-impl CacheScenario {
-    /// The text `parse` accepts for this scenario.
-    pub fn label(&self) -> String {
-        match self {
-            CacheScenario::Warm => "warm".into(),
-            CacheScenario::Cold => "cold".into(),
-            CacheScenario::FreshMount => "fresh-mount".into(),
-            CacheScenario::Polluted(n) => format!("polluted:{}", size_text(*n)),
-        }
-    }
-}
-
-impl std::fmt::Display for CacheScenario {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.label())
-    }
-}
-
-impl std::str::FromStr for CacheScenario {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        parse(s)
-    }
-}
 
 fn mib(n: u64) -> String {
     format!("{:.0} MiB", n as f64 / MIB as f64)
@@ -398,45 +323,6 @@ mod tests {
     }
 
     #[test]
-    fn parse_and_label() {
-        for (s, want) in [
-            ("warm", CacheScenario::Warm),
-            ("cold", CacheScenario::Cold),
-            (" Cold ", CacheScenario::Cold),
-            ("fresh-mount", CacheScenario::FreshMount),
-            ("polluted:512m", CacheScenario::Polluted(512 << 20)),
-            ("polluted:2g", CacheScenario::Polluted(2 << 30)),
-            ("polluted:64k", CacheScenario::Polluted(64 << 10)),
-            ("polluted:1000", CacheScenario::Polluted(1000)),
-        ] {
-            let got = parse(s).unwrap();
-            assert_eq!(got, want, "{s}");
-            assert_eq!(parse(&got.to_string()).unwrap(), got, "round trip of {s}");
-        }
-        assert_eq!(CacheScenario::Polluted(512 << 20).label(), "polluted:512m");
-        assert_eq!(CacheScenario::Polluted(2 << 30).to_string(), "polluted:2g");
-        assert_eq!(CacheScenario::Polluted(1536 << 20).to_string(), "polluted:1536m");
-        assert_eq!(CacheScenario::FreshMount.to_string(), "fresh-mount");
-        assert_eq!("warm".parse::<CacheScenario>(), Ok(CacheScenario::Warm));
-    }
-
-    #[test]
-    fn parse_errors() {
-        let e = parse("hot").unwrap_err();
-        assert!(e.contains("unknown cache scenario 'hot'") && e.contains("fresh-mount") && e.contains("polluted:SIZE"), "{e}");
-        let e = parse("polluted").unwrap_err();
-        assert!(e.contains("needs a size"), "{e}");
-        let e = parse("polluted:").unwrap_err();
-        assert!(e.contains("no size"), "{e}");
-        let e = parse("polluted:12q").unwrap_err();
-        assert!(e.contains("bad size"), "{e}");
-        let e = parse("polluted:0").unwrap_err();
-        assert!(e.contains("above 0"), "{e}");
-        assert!(parse("").is_err());
-        assert!(parse("freshmount").is_err());
-    }
-
-    #[test]
     fn cold_rule_on_droppable_cache() {
         let gib = |g: u64| MemInfo { cached: g << 30, ..MemInfo::default() };
         assert!(cold_rule(&gib(4), &gib(1)));
@@ -456,7 +342,7 @@ mod tests {
         assert!(!r.applied);
         assert!(r.note.unwrap().contains("managed target"));
         let dir = tempfile::tempdir().unwrap();
-        let mut t = ActiveTarget::setup("d", &crate::environment::target::TargetSpec::Directory(dir.path().into()), false).unwrap();
+        let mut t = ActiveTarget::setup("d", &crate::model::environment::TargetSpec::Directory(dir.path().into()), false).unwrap();
         let r = apply(&CacheScenario::FreshMount, Some(&mut t));
         assert!(!r.applied);
         assert!(r.note.unwrap().contains("directory target"));

@@ -19,43 +19,12 @@ use crate::environment::safety::{check_device_usable, is_block_device};
 use crate::host::blockdev::{device_for_path, loop_backing_file, loop_direct_io};
 use crate::host::mountinfo::mount_for_path;
 use crate::host::{is_root, zram};
+use crate::model::environment::{DeviceSource, TargetSpec};
 use serde::{Deserialize, Serialize};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
-
-/// Which device a managed file system lives on.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DeviceSource {
-    /// A loop device over a sparse file of `size` bytes created in `dir`.
-    Loop { dir: PathBuf, size: u64 },
-    /// A zram device of `size` bytes (made with /sys/class/zram-control/hot_add).
-    Zram { size: u64 },
-    /// A device the user named; needs allow_device.
-    Device(PathBuf),
-}
-
-/// What the user asked for.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TargetSpec {
-    /// An existing directory; works unprivileged.
-    Directory(PathBuf),
-    /// A raw block device, written directly (needs allow_device, never mounted).
-    Device(PathBuf),
-    /// mkfs + mount on a device fsbench creates or the user names.
-    Managed {
-        /// File system type: ext2, ext3, ext4, xfs, btrfs, f2fs, nilfs2, jfs, vfat.
-        fs: String,
-        /// Extra mkfs arguments, e.g. ["-O", "^has_journal"].
-        mkfs_options: Vec<String>,
-        /// The -o string for mount, e.g. "nodelalloc,data=ordered"; "" for defaults.
-        mount_options: String,
-        device: DeviceSource,
-    },
-}
 
 /// A target that is set up; dropping it tears down what fsbench created.
 #[derive(Debug)]
