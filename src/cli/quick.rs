@@ -81,8 +81,8 @@ pub fn run(a: QuickArgs) -> i32 {
         );
     }
     let qd_engine = a.qd32_engine.clone().unwrap_or_else(default_async_engine);
-    if crate::ioengine::find(&qd_engine).is_none() {
-        eprintln!("fsbench quick: unknown engine '{qd_engine}' (have: {})", crate::ioengine::names().join(", "));
+    if crate::model::engine::find(&qd_engine).is_none() {
+        eprintln!("fsbench quick: unknown engine '{qd_engine}' (have: {})", crate::model::engine::names().join(", "));
         return 2;
     }
     let file = tmp.path().join("fsbench-quick.dat");

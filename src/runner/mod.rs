@@ -12,8 +12,8 @@ pub mod worker;
 
 use crate::environment::system;
 use crate::host::proc_io::process_io;
-use crate::ioengine;
 use crate::measure::usage::UsageMark;
+use crate::model::engine;
 use crate::model::job::JobSpec;
 use crate::observe::blockdev::DeviceWatch;
 use crate::result::{GroupResult, JobResult, RunResult, Timeline, SCHEMA};
@@ -82,7 +82,7 @@ pub fn groups(jobs: &[JobSpec]) -> Vec<Vec<usize>> {
 /// Settings that silently do nothing in fio get a warning that says why.
 pub fn warnings_for(spec: &JobSpec) -> Vec<String> {
     let mut w = Vec::new();
-    let Some(info) = ioengine::find(&spec.ioengine) else { return w };
+    let Some(info) = engine::find(&spec.ioengine) else { return w };
     let name = &spec.name;
     if spec.iodepth > 1 && !info.caps.is_async {
         w.push(format!(

@@ -202,12 +202,12 @@ fn set_rw(j: &mut JobState, v: &str) -> Result<(), String> {
 }
 
 fn set_ioengine(j: &mut JobState, v: &str) -> Result<(), String> {
-    match crate::ioengine::find(v) {
+    match crate::model::engine::find(v) {
         Some(e) => {
             j.spec.ioengine = e.name.to_string();
             Ok(())
         }
-        None => Err(format!("unknown ioengine '{v}'; expected one of: {}", crate::ioengine::names().join(", "))),
+        None => Err(format!("unknown ioengine '{v}'; expected one of: {}", crate::model::engine::names().join(", "))),
     }
 }
 
