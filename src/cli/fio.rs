@@ -122,7 +122,7 @@ pub fn execute(plan: crate::model::Plan, common: &CommonArgs, command: Vec<Strin
         progress: super::want_progress(common),
         command,
     };
-    let result = match runner::execute(&plan, &opts, &mut || {}) {
+    let result = match runner::execute(&plan, &opts, &mut |_| {}) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("fsbench: error: {e}");

@@ -91,9 +91,9 @@ pub fn run(plan: Plan, common: &CommonArgs, flags: &RepeatArgs, command: Vec<Str
         };
         // The cache scenario, then the background load, once the files are in place.
         let (mut guard, mut load, mut load_err) = (None, None, None);
-        let result = runner::execute(&plan, &opts, &mut || {
+        let result = runner::execute(&plan, &opts, &mut |files| {
             if let Some(s) = &scenario {
-                let (r, g) = cache::apply_guarded(s, None);
+                let (r, g) = cache::apply_guarded(s, None, files);
                 guard = Some(g);
                 if !r.applied {
                     eprintln!(

@@ -152,8 +152,8 @@ fn run_one(
     // polluted scenario's file and cached pages for the run), then the
     // background load, so a fresh mount never finds the load's files open.
     let (mut cache_step, mut load) = (None, Ok(None));
-    let result = runner::execute(&plan, &run_opts, &mut || {
-        let (report, guard) = cache::apply_guarded(&exp.caches[p.cache], Some(&mut *active));
+    let result = runner::execute(&plan, &run_opts, &mut |files| {
+        let (report, guard) = cache::apply_guarded(&exp.caches[p.cache], Some(&mut *active), files);
         if !report.applied {
             eprintln!(
                 "fsbench: warning: cache scenario '{}' did not take effect: {}",

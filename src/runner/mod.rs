@@ -56,10 +56,14 @@ pub(crate) fn sleep_unless_stopped(d: std::time::Duration, stop: &AtomicBool) {
 /// files are in place and nothing is measured yet (a cache scenario goes
 /// there): before fio jobs, whose files persist between runs; after a
 /// Filebench workload has built its filesets, which it does anew each run.
-pub fn execute(plan: &crate::model::Plan, opts: &RunOptions, before_measure: &mut dyn FnMut()) -> Result<RunResult, String> {
+/// It gets the workload's data files, for checking what is cached: every
+/// file of the fio jobs (some may not exist yet), or a sample of each
+/// fileset's existing files.
+pub fn execute(plan: &crate::model::Plan, opts: &RunOptions, before_measure: &mut dyn FnMut(&[PathBuf])) -> Result<RunResult, String> {
     match plan {
         crate::model::Plan::Jobs(jobs) => {
-            before_measure();
+            let files: Vec<PathBuf> = jobs.iter().flat_map(job_paths).collect();
+            before_measure(&files);
             run(jobs.clone(), opts)
         }
         crate::model::Plan::Flow(f) => flow::run_with(f, opts, before_measure),

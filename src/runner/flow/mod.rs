@@ -112,13 +112,17 @@ fn populate_missing(plan: &FlowPlan, sets: &mut [Option<Fileset>], opts: &RunOpt
 /// Run the workload; an interrupted run comes back partial, its files
 /// removed (unless kept).
 pub fn run(plan: &FlowPlan, opts: &RunOptions) -> Result<RunResult, String> {
-    run_with(plan, opts, &mut || {})
+    run_with(plan, opts, &mut |_| {})
 }
+
+/// Files of each fileset `before_measure` gets to check the cache with.
+const CACHE_SAMPLE: usize = 64;
 
 /// `run`, calling `before_measure` once the filesets exist and before any
 /// thread starts: the place for a cache scenario, so "cold" means the
-/// preallocated files are not cached when the measured window opens.
-pub fn run_with(plan: &FlowPlan, opts: &RunOptions, before_measure: &mut dyn FnMut()) -> Result<RunResult, String> {
+/// preallocated files are not cached when the measured window opens. It
+/// gets up to 64 existing files of each fileset, spread over the fileset.
+pub fn run_with(plan: &FlowPlan, opts: &RunOptions, before_measure: &mut dyn FnMut(&[PathBuf])) -> Result<RunResult, String> {
     let started_unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let prog = program::build(plan)?;
     let mut warnings = Vec::new();
@@ -155,7 +159,7 @@ fn prelude_and_run(
     opts: &RunOptions,
     sets: &mut [Option<Fileset>],
     warnings: &mut Vec<String>,
-    before_measure: &mut dyn FnMut(),
+    before_measure: &mut dyn FnMut(&[PathBuf]),
 ) -> Result<Parts, String> {
     for step in &plan.prelude {
         if opts.stop.load(Ordering::Relaxed) {
@@ -172,7 +176,8 @@ fn prelude_and_run(
         return Err("interrupted before the measured run started".into());
     }
     populate_missing(plan, sets, opts)?;
-    before_measure();
+    let sample: Vec<PathBuf> = sets.iter().flatten().flat_map(|fs| fs.sample_existing(CACHE_SAMPLE)).collect();
+    before_measure(&sample);
     // Threads borrow one slice of filesets: move them out for the run.
     let owned: Vec<Fileset> = sets.iter_mut().filter_map(|s| s.take()).collect();
     let r = execute(plan, prog, opts, &owned, warnings);
