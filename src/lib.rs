@@ -8,6 +8,7 @@
 pub mod cli;
 pub mod environment;
 pub mod frontend;
+pub mod host;
 pub mod ioengine;
 pub mod measure;
 pub mod model;
@@ -16,3 +17,4 @@ pub mod report;
 pub mod result;
 pub mod runner;
 pub mod stats;
+pub mod units;

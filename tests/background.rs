@@ -2,7 +2,8 @@
 //! stopped through `BackgroundLoad`, its counts, its own /proc/self/io, the
 //! `max_files` bound, pacing, and cleanup (no files, no process left).
 
-use fsbench::environment::background::{BackgroundLoad, BackgroundReport, BackgroundSpec};
+use fsbench::environment::background::{BackgroundLoad, BackgroundReport};
+use fsbench::model::environment::BackgroundSpec;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -167,7 +168,7 @@ fn the_subcommand_reports_errors_as_json_with_status_1() {
     let out = std::process::Command::new(exe())
         .args(["background-load", "--dir"])
         .arg(dir.join("a/b"))
-        .args(["--file-size", "4k"])
+        .args(["--file-size", "4096"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
@@ -194,7 +195,7 @@ fn the_subcommand_rejects_bad_flags_and_is_hidden() {
 fn sigint_stops_the_subcommand_cleanly() {
     let (_t, dir) = scratch();
     let child = std::process::Command::new(exe())
-        .args(["background-load", "--file-size", "4k", "--dir"])
+        .args(["background-load", "--file-size", "4096", "--dir"])
         .arg(&dir)
         .stdout(std::process::Stdio::piped())
         .spawn()

@@ -276,4 +276,6 @@ fn cold_cache_applies_after_the_filesets_are_built() {
     let read: f64 = devices.iter().map(|d| d["delta"]["read_sectors"].as_f64().unwrap() * 512.0).fold(0.0, f64::max);
     assert!(read >= dataset * 0.5, "device read {read} bytes of a {dataset}-byte dataset after a cold start");
     assert_eq!(v["cache_reports"][0]["applied"], true, "{}", v["cache_reports"]);
+    let pages = &v["cache_reports"][0]["workload_pages"];
+    assert!(pages["files"].as_u64().unwrap() > 0 && pages["resident"] == 0, "a sample of the fileset's files, none cached: {pages}");
 }

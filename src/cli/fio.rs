@@ -131,7 +131,7 @@ pub fn execute(plan: crate::model::Plan, common: &CommonArgs, command: Vec<Strin
         Ok(e) => e,
         Err(code) => return code,
     };
-    let result = match runner::execute(&plan, &opts, &mut || {}) {
+    let result = match runner::execute(&plan, &opts, &mut |_| {}) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("fsbench: error: {e}");

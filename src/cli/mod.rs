@@ -81,7 +81,7 @@ pub fn main() -> i32 {
         Command::BackgroundLoad(a) => crate::environment::background::child_main_args(a),
         Command::Experiment(a) => experiment::run_cmd(a),
         Command::Engines => {
-            for e in crate::ioengine::ENGINES {
+            for e in crate::model::engine::ENGINES {
                 let c = e.caps;
                 println!(
                     "{:<9} {}{}  {}",

@@ -32,7 +32,7 @@ pub struct QuickArgs {
 }
 
 fn parse_size_arg(s: &str) -> Result<u64, String> {
-    crate::frontend::fio::units::parse_size(s, 1024)
+    crate::units::parse_size(s, 1024)
 }
 
 /// The seven tests, in the order they run and are shown.
@@ -82,8 +82,8 @@ pub fn run(a: QuickArgs) -> i32 {
         );
     }
     let qd_engine = a.qd32_engine.clone().unwrap_or_else(default_async_engine);
-    if crate::ioengine::find(&qd_engine).is_none() {
-        eprintln!("fsbench quick: unknown engine '{qd_engine}' (have: {})", crate::ioengine::names().join(", "));
+    if crate::model::engine::find(&qd_engine).is_none() {
+        eprintln!("fsbench quick: unknown engine '{qd_engine}' (have: {})", crate::model::engine::names().join(", "));
         return 2;
     }
     let file = tmp.path().join("fsbench-quick.dat");

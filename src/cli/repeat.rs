@@ -3,8 +3,10 @@
 //! statistics.
 
 use super::CommonArgs;
-use crate::environment::background::{self, BackgroundLoad};
+use crate::environment::background::BackgroundLoad;
 use crate::environment::cache;
+use crate::frontend::environment::{parse_background, parse_cache};
+use crate::model::environment::CacheScenario;
 use crate::model::Plan;
 use crate::report::export::{DocKind, Document};
 use crate::runner::{self, RunOptions};
@@ -41,7 +43,7 @@ pub fn run(plan: Plan, common: &CommonArgs, flags: &RepeatArgs, command: Vec<Str
         Err(code) => return code,
     };
     let (repeat, cache_s, bg) = (flags.repeat, flags.cache.as_deref(), flags.background.as_deref());
-    let scenario = match cache_s.map(cache::parse).transpose() {
+    let scenario = match cache_s.map(parse_cache).transpose() {
         Ok(s) => s,
         Err(e) => {
             eprintln!("fsbench: error: --cache: {e}");
@@ -49,7 +51,7 @@ pub fn run(plan: Plan, common: &CommonArgs, flags: &RepeatArgs, command: Vec<Str
         }
     };
     let bg_dir = plan.data_dir().join("fsbench-background");
-    let bg_spec = match bg.map(|b| background::parse(b, bg_dir)).transpose() {
+    let bg_spec = match bg.map(|b| parse_background(b, bg_dir)).transpose() {
         Ok(s) => s,
         Err(e) => {
             eprintln!("fsbench: error: --background: {e}");
@@ -65,7 +67,7 @@ pub fn run(plan: Plan, common: &CommonArgs, flags: &RepeatArgs, command: Vec<Str
             break;
         }
         let opts = RunOptions {
-            cache_controlled: scenario.as_ref().is_some_and(|s| *s != cache::CacheScenario::Warm),
+            cache_controlled: scenario.as_ref().is_some_and(|s| *s != CacheScenario::Warm),
             allow_device: common.allow_device,
             keep_files: common.keep_files,
             stop: stop.clone(),
@@ -74,9 +76,9 @@ pub fn run(plan: Plan, common: &CommonArgs, flags: &RepeatArgs, command: Vec<Str
         };
         // The cache scenario, then the background load, once the files are in place.
         let (mut guard, mut load, mut load_err) = (None, None, None);
-        let result = runner::execute(&plan, &opts, &mut || {
+        let result = runner::execute(&plan, &opts, &mut |files| {
             if let Some(s) = &scenario {
-                let (r, g) = cache::apply_guarded(s, None);
+                let (r, g) = cache::apply_guarded(s, None, files);
                 guard = Some(g);
                 if !r.applied {
                     eprintln!(

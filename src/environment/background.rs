@@ -10,8 +10,8 @@
 //! `/proc/self/io`, so the load's I/O never mixes with the measured
 //! process's.
 
-use crate::frontend::fio::units::{parse_bool, parse_size, parse_uint};
 use crate::measure::hist::{LatencyHist, LatencySummary};
+use crate::model::environment::BackgroundSpec;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -34,22 +34,6 @@ const STOP_WAIT: Duration = Duration::from_secs(30);
 const DROP_WAIT: Duration = Duration::from_secs(5);
 /// Most of the child's stderr kept for error messages.
 const STDERR_KEEP: usize = 16 * 1024;
-/// The option names `parse` accepts, for error messages.
-const VALID_OPTIONS: &str = "size=SIZE, fsync[=BOOL], rate=FILES_PER_S, max=FILES, dir=PATH";
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct BackgroundSpec {
-    /// Where to create files; a subdirectory fsbench makes and removes.
-    pub dir: PathBuf,
-    /// Bytes per file (seed: 100 KB).
-    pub file_size: u64,
-    /// fsync each file after writing it.
-    pub fsync: bool,
-    /// Files per second; None = as fast as possible.
-    pub rate: Option<u64>,
-    /// Keep at most this many files, deleting the oldest (bounds the space used).
-    pub max_files: u64,
-}
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct BackgroundReport {
@@ -63,7 +47,7 @@ pub struct BackgroundReport {
     /// From the first file to the stop request (cleanup excluded).
     pub elapsed_s: f64,
     /// The child's /proc/self/io at exit.
-    pub io: crate::result::ProcessIo,
+    pub io: crate::host::proc_io::ProcessIo,
     /// The child's process id.
     #[serde(default)]
     pub pid: u32,
@@ -91,99 +75,26 @@ pub struct BackgroundReport {
     pub spec: Option<BackgroundSpec>,
 }
 
-impl BackgroundSpec {
-    /// Seed 000's load: 100 KiB files, no fsync, unpaced, at most 1000 files.
-    pub fn seed(dir: impl Into<PathBuf>) -> BackgroundSpec {
-        BackgroundSpec { dir: dir.into(), file_size: 100 * 1024, fsync: false, rate: None, max_files: 1000 }
+/// The hidden subcommand's arguments for `spec`: plain numbers, so the
+/// child parses no unit suffixes.
+fn child_args(spec: &BackgroundSpec) -> Vec<std::ffi::OsString> {
+    let mut a: Vec<std::ffi::OsString> = vec![
+        "background-load".into(),
+        "--dir".into(),
+        spec.dir.clone().into_os_string(),
+        "--file-size".into(),
+        spec.file_size.to_string().into(),
+        "--max-files".into(),
+        spec.max_files.to_string().into(),
+    ];
+    if spec.fsync {
+        a.push("--fsync".into());
     }
-
-    /// Parse the command-line form: `files`, `files:fsync`,
-    /// `files:size=100k,fsync,rate=200,max=500`. `none` is the caller's.
-    pub fn parse(s: &str, dir: impl Into<PathBuf>) -> Result<BackgroundSpec, String> {
-        let s = s.trim();
-        let (kind, opts) = match s.split_once(':') {
-            Some((k, o)) => (k.trim(), Some(o)),
-            None => (s, None),
-        };
-        if kind != "files" {
-            return Err(format!(
-                "unknown background load '{kind}' in '{s}': expected 'none' or 'files[:OPTIONS]' \
-                 with OPTIONS a comma-separated list of {VALID_OPTIONS}"
-            ));
-        }
-        let mut spec = BackgroundSpec::seed(dir);
-        let Some(opts) = opts else { return Ok(spec) };
-        let mut seen: Vec<&str> = Vec::new();
-        for item in opts.split(',') {
-            let item = item.trim();
-            if item.is_empty() {
-                return Err(format!("empty option in background load '{s}'; valid options: {VALID_OPTIONS}"));
-            }
-            let (key, value) = match item.split_once('=') {
-                Some((k, v)) => (k.trim(), Some(v.trim())),
-                None => (item, None),
-            };
-            let bad = |why: String| format!("background load '{s}': option '{key}': {why}");
-            match (key, value) {
-                ("size", Some(v)) => spec.file_size = parse_size(v, 1024).map_err(bad)?,
-                ("fsync", None) => spec.fsync = true,
-                ("fsync", Some(v)) => spec.fsync = parse_bool(v).map_err(bad)?,
-                ("rate", Some(v)) => spec.rate = Some(parse_uint(v, 1, 1_000_000).map_err(bad)?),
-                ("max", Some(v)) => spec.max_files = parse_uint(v, 1, u64::MAX).map_err(bad)?,
-                ("dir", Some(v)) if !v.is_empty() => spec.dir = PathBuf::from(v),
-                ("size" | "rate" | "max" | "dir", None) => {
-                    return Err(bad(format!("needs a value ({key}=...); valid options: {VALID_OPTIONS}")))
-                }
-                _ => return Err(format!("unknown option '{key}' in background load '{s}'; valid options: {VALID_OPTIONS}")),
-            }
-            if seen.contains(&key) {
-                return Err(format!("option '{key}' given twice in background load '{s}'"));
-            }
-            seen.push(key);
-        }
-        Ok(spec)
+    if let Some(r) = spec.rate {
+        a.push("--rate".into());
+        a.push(r.to_string().into());
     }
-
-    /// The checks both sides make before running.
-    pub fn validate(&self) -> Result<(), String> {
-        if self.max_files == 0 {
-            return Err("background load: max_files must be at least 1".into());
-        }
-        if self.rate == Some(0) {
-            return Err("background load: rate must be at least 1 file/s (or unset)".into());
-        }
-        if self.dir.as_os_str().is_empty() {
-            return Err("background load: no directory given".into());
-        }
-        Ok(())
-    }
-
-    /// The hidden subcommand's arguments for this spec.
-    fn child_args(&self) -> Vec<std::ffi::OsString> {
-        let mut a: Vec<std::ffi::OsString> = vec![
-            "background-load".into(),
-            "--dir".into(),
-            self.dir.clone().into_os_string(),
-            "--file-size".into(),
-            self.file_size.to_string().into(),
-            "--max-files".into(),
-            self.max_files.to_string().into(),
-        ];
-        if self.fsync {
-            a.push("--fsync".into());
-        }
-        if let Some(r) = self.rate {
-            a.push("--rate".into());
-            a.push(r.to_string().into());
-        }
-        a
-    }
-}
-
-/// `BackgroundSpec::parse`: `files`, `files:fsync`,
-/// `files:size=100k,fsync,rate=200,max=500` (`none` is the caller's).
-pub fn parse(s: &str, dir: impl Into<PathBuf>) -> Result<BackgroundSpec, String> {
-    BackgroundSpec::parse(s, dir)
+    a
 }
 
 /// `fsbench background-load`: the process fsbench starts to load the file
@@ -193,9 +104,9 @@ pub struct ChildArgs {
     /// Directory to create files in (created if missing; its parent must exist).
     #[arg(long)]
     pub dir: PathBuf,
-    /// Bytes per file (4096, 100k, 1m).
-    #[arg(long, default_value = "100k")]
-    pub file_size: String,
+    /// Bytes per file, a plain number (the parent passes the parsed size).
+    #[arg(long, default_value_t = 100 * 1024)]
+    pub file_size: u64,
     /// fsync each file after writing it.
     #[arg(long)]
     pub fsync: bool,
@@ -209,14 +120,7 @@ pub struct ChildArgs {
 
 /// The hidden subcommand: check the arguments (usage errors exit 2), run.
 pub fn child_main_args(a: ChildArgs) -> i32 {
-    let file_size = match parse_size(&a.file_size, 1024) {
-        Ok(n) => n,
-        Err(e) => {
-            eprintln!("fsbench background-load: --file-size: {e}");
-            return 2;
-        }
-    };
-    let spec = BackgroundSpec { dir: a.dir, file_size, fsync: a.fsync, rate: a.rate, max_files: a.max_files };
+    let spec = BackgroundSpec { dir: a.dir, file_size: a.file_size, fsync: a.fsync, rate: a.rate, max_files: a.max_files };
     if let Err(e) = spec.validate() {
         eprintln!("fsbench background-load: {e}");
         return 2;
@@ -463,7 +367,7 @@ pub fn child_main(spec: BackgroundSpec) -> i32 {
     if load.hist.count() > 0 {
         load.report.create_latency = Some(load.hist.summary());
     }
-    load.report.io = crate::measure::usage::process_io();
+    load.report.io = crate::host::proc_io::process_io();
     if let Some(e) = &error {
         eprintln!("fsbench background-load: {e}");
     }
@@ -498,13 +402,9 @@ pub struct BackgroundLoad {
 impl BackgroundLoad {
     /// Start the load with this executable (`fsbench background-load`).
     pub fn start(spec: &BackgroundSpec) -> Result<BackgroundLoad, String> {
-        // /proc/self/exe still executes this very binary when the file on
-        // disk was replaced (a rebuild during a long experiment).
-        let proc_exe = std::path::Path::new("/proc/self/exe");
-        let exe = if proc_exe.exists() {
-            proc_exe.to_path_buf()
-        } else {
-            std::env::current_exe().map_err(|e| format!("background load: cannot find fsbench's executable: {e}"))?
+        let exe = match crate::host::self_exe() {
+            Some(p) => p.to_path_buf(),
+            None => std::env::current_exe().map_err(|e| format!("background load: cannot find fsbench's executable: {e}"))?,
         };
         Self::start_with_exe(&exe, spec)
     }
@@ -516,7 +416,7 @@ impl BackgroundLoad {
         spec.validate()?;
         let dir_existed = spec.dir.exists();
         let mut child = Command::new(exe)
-            .args(spec.child_args())
+            .args(child_args(spec))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -714,76 +614,6 @@ fn has_load_file(dir: &Path) -> bool {
 mod tests {
     use super::*;
 
-    fn p(s: &str) -> Result<BackgroundSpec, String> {
-        BackgroundSpec::parse(s, "/tmp/x")
-    }
-
-    #[test]
-    fn seed_is_100k_unpaced_1000_files() {
-        let s = BackgroundSpec::seed("/d");
-        assert_eq!(s.dir, PathBuf::from("/d"));
-        assert_eq!(s.file_size, 102_400);
-        assert!(!s.fsync);
-        assert_eq!(s.rate, None);
-        assert_eq!(s.max_files, 1000);
-    }
-
-    #[test]
-    fn parse_plain_and_fsync() {
-        assert_eq!(p("files").unwrap(), BackgroundSpec::seed("/tmp/x"));
-        let s = p("files:fsync").unwrap();
-        assert!(s.fsync);
-        assert_eq!(s.file_size, 102_400);
-        assert!(!p("files:fsync=0").unwrap().fsync);
-        assert!(p(" files:fsync=yes ").unwrap().fsync);
-    }
-
-    #[test]
-    fn parse_all_options() {
-        let s = p("files:size=100k,fsync,rate=200,max=500").unwrap();
-        assert_eq!(s, BackgroundSpec { dir: "/tmp/x".into(), file_size: 102_400, fsync: true, rate: Some(200), max_files: 500 });
-        let s = p("files:size=1m, max=3").unwrap();
-        assert_eq!((s.file_size, s.max_files, s.fsync), (1 << 20, 3, false));
-        assert_eq!(p("files:size=0").unwrap().file_size, 0);
-        assert_eq!(parse("files:max=2", PathBuf::from("/d")).unwrap().max_files, 2);
-        assert_eq!(p("files:dir=/var/tmp/bg").unwrap().dir, PathBuf::from("/var/tmp/bg"));
-    }
-
-    #[test]
-    fn parse_errors_name_the_key_and_the_valid_ones() {
-        let e = p("files:bogus=1").unwrap_err();
-        assert!(e.contains("'bogus'") && e.contains("size=SIZE") && e.contains("rate="), "{e}");
-        let e = p("files:size=huge").unwrap_err();
-        assert!(e.contains("'size'") && e.contains("huge"), "{e}");
-        let e = p("files:rate=0").unwrap_err();
-        assert!(e.contains("'rate'"), "{e}");
-        let e = p("files:max=0").unwrap_err();
-        assert!(e.contains("'max'"), "{e}");
-        let e = p("files:rate").unwrap_err();
-        assert!(e.contains("'rate'") && e.contains("needs a value"), "{e}");
-        let e = p("files:fsync=maybe").unwrap_err();
-        assert!(e.contains("'fsync'"), "{e}");
-        let e = p("files:max=3,max=4").unwrap_err();
-        assert!(e.contains("twice"), "{e}");
-        let e = p("files:,fsync").unwrap_err();
-        assert!(e.contains("empty option"), "{e}");
-        let e = p("dirs").unwrap_err();
-        assert!(e.contains("'dirs'") && e.contains("'none'") && e.contains("files"), "{e}");
-        let e = p("").unwrap_err();
-        assert!(e.contains("expected"), "{e}");
-    }
-
-    #[test]
-    fn validate_rejects_zero_max_and_rate() {
-        let mut s = BackgroundSpec::seed("/d");
-        assert!(s.validate().is_ok());
-        s.max_files = 0;
-        assert!(s.validate().is_err());
-        s.max_files = 1;
-        s.rate = Some(0);
-        assert!(s.validate().is_err());
-    }
-
     #[test]
     fn child_args_round_trip_through_clap() {
         use clap::Parser;
@@ -794,10 +624,10 @@ mod tests {
         }
         let spec = BackgroundSpec { dir: "/a b".into(), file_size: 4096, fsync: true, rate: Some(7), max_files: 9 };
         let mut argv: Vec<std::ffi::OsString> = vec!["t".into()];
-        argv.extend(spec.child_args().into_iter().skip(1));
+        argv.extend(child_args(&spec).into_iter().skip(1));
         let a = T::try_parse_from(argv).unwrap().a;
         assert_eq!(a.dir, PathBuf::from("/a b"));
-        assert_eq!(parse_size(&a.file_size, 1024).unwrap(), 4096);
+        assert_eq!(a.file_size, 4096);
         assert!(a.fsync);
         assert_eq!((a.rate, a.max_files), (Some(7), 9));
     }

@@ -1,16 +1,25 @@
 //! Page-cache scenarios applied before each run and checked afterwards.
 //!
-//! Each scenario is checked, not assumed: `Cached` and `Dirty` are read from
-//! /proc/meminfo before and after, and `applied` says whether the evidence
-//! shows the scenario took effect.
+//! Each scenario is checked, not assumed. The caller passes the workload's
+//! own data files (all of a fio plan's, a sample of each Filebench
+//! fileset's); after the scenario, mincore counts how many of their pages
+//! are in the page cache (`CacheReport::workload_pages`). `Cached` and
+//! `Dirty` are read from /proc/meminfo before and after as well, and
+//! `applied` says whether the evidence shows the scenario took effect.
 //!
 //! - `warm`: nothing is done; always applied.
 //! - `cold`: `sync`, then `3 > /proc/sys/vm/drop_caches` (root only).
-//!   Applied when the droppable file cache (`Cached - Shmem - Mapped`; tmpfs pages
+//!   Applied when no page of the workload's files is cached afterwards
+//!   (files that do not exist yet count as not cached). Only when no file is
+//!   given does it fall back to the system-wide figure, and says so in the
+//!   note: the droppable file cache (`Cached - Shmem - Mapped`; tmpfs pages
 //!   cannot be dropped) afterwards is at most half of what it was, or below
 //!   64 MiB (already small: what remains is mapped executables and the like).
+//!   That figure moves with whatever other processes do, which is why the
+//!   files are preferred.
 //! - `fresh-mount`: the managed target is unmounted and mounted again, which
-//!   evicts every page of its files. Applied when the remount succeeded.
+//!   evicts every page of its files. Applied when the remount succeeded and
+//!   no page of the workload's files is cached afterwards.
 //! - `polluted:SIZE`: cold first (when root), then a SIZE-byte file of
 //!   unrelated data is written, synced and read back in a directory on a
 //!   disk file system outside the target (/var/tmp, else the temp dir; never
@@ -22,25 +31,15 @@
 //! writeback of those pages will run during the measurement.
 
 use crate::environment::cleanup::{self, Action, Token};
-use crate::environment::system::mount_for_path;
 use crate::environment::target::{create_unique_dir, ActiveTarget};
+use crate::host::meminfo::{read_meminfo, MemInfo};
+use crate::host::mountinfo::mount_for_path;
+use crate::host::vm::drop_caches;
+use crate::model::environment::CacheScenario;
 use serde::{Deserialize, Serialize};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum CacheScenario {
-    /// Nothing done.
-    Warm,
-    /// sync; echo 3 > /proc/sys/vm/drop_caches (seed 000, Scenario A).
-    Cold,
-    /// Unmount and mount the target again (Scenario B).
-    FreshMount,
-    /// Fill the page cache with this many bytes of unrelated data (Scenario C).
-    Polluted(u64),
-}
 
 /// What applying a scenario did, with the evidence.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -54,122 +53,55 @@ pub struct CacheReport {
     pub cached_after_bytes: u64,
     pub dirty_before_bytes: u64,
     pub dirty_after_bytes: u64,
+    /// The workload's own files after the scenario (mincore); None when the
+    /// caller gave no file.
+    #[serde(default)]
+    pub workload_pages: Option<WorkloadPages>,
+}
+
+/// Page-cache residency of a set of files, from mincore.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkloadPages {
+    /// Regular files looked at.
+    pub files: u64,
+    /// Files given that do not exist (yet), are not regular files or could
+    /// not be examined.
+    pub skipped: u64,
+    /// Pages of those files in the page cache.
+    pub resident: u64,
+    /// Pages the files span.
+    pub total: u64,
+}
+
+/// mincore over each regular file of `files`.
+pub fn workload_pages(files: &[PathBuf]) -> WorkloadPages {
+    let mut p = WorkloadPages::default();
+    for f in files {
+        let regular = std::fs::metadata(f).map(|m| m.is_file()).unwrap_or(false);
+        match resident_pages(f) {
+            Ok((resident, total)) if regular => {
+                p.files += 1;
+                p.resident += resident as u64;
+                p.total += total as u64;
+            }
+            _ => p.skipped += 1,
+        }
+    }
+    p
+}
+
+/// "N of M pages of the workload's K files are cached".
+fn describe_pages(p: &WorkloadPages) -> String {
+    let mut s = format!("{} of {} pages of the workload's {} file(s) are cached", p.resident, p.total, p.files);
+    if p.skipped > 0 {
+        s.push_str(&format!(" ({} not examined: missing or not regular files)", p.skipped));
+    }
+    s
 }
 
 const MIB: u64 = 1 << 20;
 /// Below this much droppable file cache, the cache counts as dropped.
 const COLD_SMALL_BYTES: u64 = 64 * MIB;
-
-const EXPECTED: &str = "expected warm, cold, fresh-mount or polluted:SIZE (e.g. polluted:512m, polluted:2g)";
-
-/// Parse `warm`, `cold`, `fresh-mount` or `polluted:SIZE` (k/m/g are
-/// powers of 1024).
-pub fn parse(s: &str) -> Result<CacheScenario, String> {
-    let t = s.trim();
-    let lower = t.to_ascii_lowercase();
-    match lower.as_str() {
-        "warm" => return Ok(CacheScenario::Warm),
-        "cold" => return Ok(CacheScenario::Cold),
-        "fresh-mount" => return Ok(CacheScenario::FreshMount),
-        _ => {}
-    }
-    if let Some(size) = lower.strip_prefix("polluted:") {
-        if size.trim().is_empty() {
-            return Err(format!("cache scenario '{t}' has no size; expected polluted:SIZE such as polluted:512m"));
-        }
-        let n = crate::frontend::fio::units::parse_size(size, 1024).map_err(|e| format!("cache scenario '{t}': bad size: {e}"))?;
-        if n == 0 {
-            return Err(format!("cache scenario '{t}': the size must be above 0"));
-        }
-        return Ok(CacheScenario::Polluted(n));
-    }
-    if lower == "polluted" {
-        return Err("cache scenario 'polluted' needs a size; expected polluted:SIZE such as polluted:512m".to_string());
-    }
-    Err(format!("unknown cache scenario '{t}': {EXPECTED}"))
-}
-
-fn size_text(n: u64) -> String {
-    for (unit, m) in [("g", 1u64 << 30), ("m", 1 << 20), ("k", 1 << 10)] {
-        if n >= m && n % m == 0 {
-            return format!("{}{unit}", n / m);
-        }
-    }
-    n.to_string()
-}
-
-impl CacheScenario {
-    /// The text `parse` accepts for this scenario.
-    pub fn label(&self) -> String {
-        match self {
-            CacheScenario::Warm => "warm".into(),
-            CacheScenario::Cold => "cold".into(),
-            CacheScenario::FreshMount => "fresh-mount".into(),
-            CacheScenario::Polluted(n) => format!("polluted:{}", size_text(*n)),
-        }
-    }
-}
-
-impl std::fmt::Display for CacheScenario {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.label())
-    }
-}
-
-impl std::str::FromStr for CacheScenario {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        parse(s)
-    }
-}
-
-/// The /proc/meminfo numbers the scenarios look at, in bytes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct MemInfo {
-    pub total: u64,
-    pub cached: u64,
-    pub dirty: u64,
-    pub shmem: u64,
-    /// File pages mapped into processes (running programs): drop_caches leaves them.
-    pub mapped: u64,
-}
-
-impl MemInfo {
-    /// File cache that drop_caches can drop: not tmpfs/shmem pages, and not
-    /// pages mapped by running programs (compilers, the benchmark itself).
-    pub fn droppable(&self) -> u64 {
-        self.cached.saturating_sub(self.shmem).saturating_sub(self.mapped)
-    }
-}
-
-/// Parse /proc/meminfo text (kB values into bytes).
-pub fn parse_meminfo(text: &str) -> MemInfo {
-    let mut m = MemInfo::default();
-    for line in text.lines() {
-        let Some((k, v)) = line.split_once(':') else { continue };
-        let mut it = v.split_whitespace();
-        let Some(n) = it.next().and_then(|n| n.parse::<u64>().ok()) else { continue };
-        let n = if matches!(it.next(), Some("kB") | Some("KB")) { n * 1024 } else { n };
-        match k.trim() {
-            "MemTotal" => m.total = n,
-            "Cached" => m.cached = n,
-            "Dirty" => m.dirty = n,
-            "Shmem" => m.shmem = n,
-            "Mapped" => m.mapped = n,
-            _ => {}
-        }
-    }
-    m
-}
-
-pub fn read_meminfo() -> MemInfo {
-    std::fs::read_to_string("/proc/meminfo").map(|t| parse_meminfo(&t)).unwrap_or_default()
-}
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
 
 fn mib(n: u64) -> String {
     format!("{:.0} MiB", n as f64 / MIB as f64)
@@ -178,17 +110,6 @@ fn mib(n: u64) -> String {
 /// The cold rule (see the module docs).
 pub fn cold_rule(before: &MemInfo, after: &MemInfo) -> bool {
     after.droppable() <= before.droppable() / 2 || after.droppable() < COLD_SMALL_BYTES
-}
-
-/// sync and drop the page cache, dentries and inodes. Err when not root or
-/// the write is refused.
-pub fn drop_caches() -> Result<(), String> {
-    if !is_root() {
-        return Err("not root: cannot drop caches".into());
-    }
-    // SAFETY: sync has no preconditions.
-    unsafe { libc::sync() };
-    std::fs::write("/proc/sys/vm/drop_caches", "3").map_err(|e| format!("cannot write /proc/sys/vm/drop_caches: {e}"))
 }
 
 /// Keeps a polluted scenario's file until the end of the run; dropping it
@@ -226,17 +147,19 @@ pub fn release() {
 }
 
 /// Apply a scenario; what it keeps (a pollution file) is held until
-/// [`release`] or process exit (through cleanup).
-pub fn apply(s: &CacheScenario, target: Option<&mut ActiveTarget>) -> CacheReport {
-    let (r, g) = apply_guarded(s, target);
+/// [`release`] or process exit (through cleanup). `files` are the workload's
+/// data files the scenario is judged by (see the module docs).
+pub fn apply(s: &CacheScenario, target: Option<&mut ActiveTarget>, files: &[PathBuf]) -> CacheReport {
+    let (r, g) = apply_guarded(s, target, files);
     if g.token.is_some() {
         HELD.lock().unwrap_or_else(|e| e.into_inner()).push(g);
     }
     r
 }
 
-/// Apply a scenario; the guard keeps what it made until dropped.
-pub fn apply_guarded(s: &CacheScenario, target: Option<&mut ActiveTarget>) -> (CacheReport, CacheGuard) {
+/// Apply a scenario; the guard keeps what it made until dropped. `files` are
+/// the workload's data files the scenario is judged by.
+pub fn apply_guarded(s: &CacheScenario, target: Option<&mut ActiveTarget>, files: &[PathBuf]) -> (CacheReport, CacheGuard) {
     let before = read_meminfo();
     let mut notes: Vec<String> = Vec::new();
     let mut guard = CacheGuard::default();
@@ -247,9 +170,10 @@ pub fn apply_guarded(s: &CacheScenario, target: Option<&mut ActiveTarget>) -> (C
                 notes.push(e);
                 false
             }
-            Ok(()) => {
+            Ok(()) if files.is_empty() => {
                 let after = read_meminfo();
                 let ok = cold_rule(&before, &after);
+                notes.push("no workload files given: judged by the system-wide Cached figure, which other processes move too".into());
                 if !ok {
                     notes.push(format!(
                         "file cache only went from {} to {} (expected at most half, or under {})",
@@ -260,10 +184,12 @@ pub fn apply_guarded(s: &CacheScenario, target: Option<&mut ActiveTarget>) -> (C
                 }
                 ok
             }
+            Ok(()) => none_cached(files, &mut notes, "after dropping caches"),
         },
         CacheScenario::FreshMount => match target {
             Some(t) if t.is_managed() => match t.remount() {
-                Ok(()) => true,
+                Ok(()) if files.is_empty() => true,
+                Ok(()) => none_cached(files, &mut notes, "after the fresh mount"),
                 Err(e) => {
                     notes.push(e);
                     false
@@ -328,8 +254,22 @@ pub fn apply_guarded(s: &CacheScenario, target: Option<&mut ActiveTarget>) -> (C
         cached_after_bytes: after.cached,
         dirty_before_bytes: before.dirty,
         dirty_after_bytes: after.dirty,
+        workload_pages: (!files.is_empty()).then(|| workload_pages(files)),
     };
     (report, guard)
+}
+
+/// Whether no page of `files` is cached; if some are, a note saying how many.
+fn none_cached(files: &[PathBuf], notes: &mut Vec<String>, when: &str) -> bool {
+    let p = workload_pages(files);
+    if p.resident > 0 {
+        notes.push(format!("{} {when}", describe_pages(&p)));
+        return false;
+    }
+    if p.files == 0 {
+        notes.push(format!("none of the workload's {} file(s) exists yet", files.len()));
+    }
+    true
 }
 
 /// Where the pollution file goes: a directory on a disk file system (not
@@ -445,6 +385,7 @@ pub fn resident_pages(path: &Path) -> std::io::Result<(usize, usize)> {
 mod tests {
     use super::*;
     use crate::environment::target::testutil::{loop_target, root_or_skip};
+    use crate::host::is_root;
 
     /// Tests that drop or fill the page cache must not overlap.
     static CACHE_LOCK: Mutex<()> = Mutex::new(());
@@ -454,49 +395,7 @@ mod tests {
     }
 
     #[test]
-    fn parse_and_label() {
-        for (s, want) in [
-            ("warm", CacheScenario::Warm),
-            ("cold", CacheScenario::Cold),
-            (" Cold ", CacheScenario::Cold),
-            ("fresh-mount", CacheScenario::FreshMount),
-            ("polluted:512m", CacheScenario::Polluted(512 << 20)),
-            ("polluted:2g", CacheScenario::Polluted(2 << 30)),
-            ("polluted:64k", CacheScenario::Polluted(64 << 10)),
-            ("polluted:1000", CacheScenario::Polluted(1000)),
-        ] {
-            let got = parse(s).unwrap();
-            assert_eq!(got, want, "{s}");
-            assert_eq!(parse(&got.to_string()).unwrap(), got, "round trip of {s}");
-        }
-        assert_eq!(CacheScenario::Polluted(512 << 20).label(), "polluted:512m");
-        assert_eq!(CacheScenario::Polluted(2 << 30).to_string(), "polluted:2g");
-        assert_eq!(CacheScenario::Polluted(1536 << 20).to_string(), "polluted:1536m");
-        assert_eq!(CacheScenario::FreshMount.to_string(), "fresh-mount");
-        assert_eq!("warm".parse::<CacheScenario>(), Ok(CacheScenario::Warm));
-    }
-
-    #[test]
-    fn parse_errors() {
-        let e = parse("hot").unwrap_err();
-        assert!(e.contains("unknown cache scenario 'hot'") && e.contains("fresh-mount") && e.contains("polluted:SIZE"), "{e}");
-        let e = parse("polluted").unwrap_err();
-        assert!(e.contains("needs a size"), "{e}");
-        let e = parse("polluted:").unwrap_err();
-        assert!(e.contains("no size"), "{e}");
-        let e = parse("polluted:12q").unwrap_err();
-        assert!(e.contains("bad size"), "{e}");
-        let e = parse("polluted:0").unwrap_err();
-        assert!(e.contains("above 0"), "{e}");
-        assert!(parse("").is_err());
-        assert!(parse("freshmount").is_err());
-    }
-
-    #[test]
-    fn meminfo_parsing_and_cold_rule() {
-        let m = parse_meminfo("MemTotal: 1000 kB\nCached:  200 kB\nDirty: 3 kB\nShmem: 50 kB\nMapped: 30 kB\nSwapCached: 9 kB\n");
-        assert_eq!(m, MemInfo { total: 1000 * 1024, cached: 200 * 1024, dirty: 3 * 1024, shmem: 50 * 1024, mapped: 30 * 1024 });
-        assert_eq!(m.droppable(), 120 * 1024);
+    fn cold_rule_on_droppable_cache() {
         let gib = |g: u64| MemInfo { cached: g << 30, ..MemInfo::default() };
         assert!(cold_rule(&gib(4), &gib(1)));
         assert!(!cold_rule(&gib(4), &gib(3)));
@@ -507,24 +406,40 @@ mod tests {
 
     #[test]
     fn warm_and_fresh_mount_without_managed_target() {
-        let r = apply(&CacheScenario::Warm, None);
+        let r = apply(&CacheScenario::Warm, None, &[]);
         assert!(r.applied);
         assert_eq!(r.scenario, "warm");
         assert!(r.cached_before_bytes > 0);
-        let r = apply(&CacheScenario::FreshMount, None);
+        assert_eq!(r.workload_pages, None);
+        let r = apply(&CacheScenario::FreshMount, None, &[]);
         assert!(!r.applied);
         assert!(r.note.unwrap().contains("managed target"));
         let dir = tempfile::tempdir().unwrap();
-        let mut t = ActiveTarget::setup("d", &crate::environment::target::TargetSpec::Directory(dir.path().into()), false).unwrap();
-        let r = apply(&CacheScenario::FreshMount, Some(&mut t));
+        let mut t = ActiveTarget::setup("d", &crate::model::environment::TargetSpec::Directory(dir.path().into()), false).unwrap();
+        let r = apply(&CacheScenario::FreshMount, Some(&mut t), &[]);
         assert!(!r.applied);
         assert!(r.note.unwrap().contains("directory target"));
     }
 
     #[test]
+    fn workload_pages_count_regular_files_only() {
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let f = dir.path().join("f");
+        std::fs::write(&f, vec![1u8; 3 * 4096 + 1]).unwrap();
+        let _ = std::fs::read(&f).unwrap();
+        let p = workload_pages(&[f.clone(), dir.path().join("missing"), dir.path().to_path_buf()]);
+        assert_eq!((p.files, p.skipped), (1, 2), "{p:?}");
+        assert!(p.total >= 1 && p.resident <= p.total, "{p:?}");
+        // Warm records the pages without judging by them.
+        let r = apply(&CacheScenario::Warm, None, &[f]);
+        assert!(r.applied);
+        assert_eq!(r.workload_pages.as_ref().map(|p| p.files), Some(1));
+    }
+
+    #[test]
     fn cold_drops_the_cache() {
         if !is_root() {
-            let r = apply(&CacheScenario::Cold, None);
+            let r = apply(&CacheScenario::Cold, None, &[]);
             assert!(!r.applied);
             assert_eq!(r.note.as_deref(), Some("not root: cannot drop caches"));
             println!("SKIPPED: cold_drops_the_cache needs root");
@@ -534,23 +449,62 @@ mod tests {
         let dir = tempfile::tempdir_in("/var/tmp").unwrap();
         let f = dir.path().join("f");
         // Other tests create and delete files concurrently, so the system-wide
-        // Cached figure is not this file's; mincore on the file is.
+        // Cached figure is not this file's; mincore on the file is, and that
+        // is what the scenario is judged by.
         std::fs::write(&f, vec![7u8; 64 << 20]).unwrap();
         let data = std::fs::read(&f).unwrap();
         assert_eq!(data.len(), 64 << 20);
         let (res, pages) = resident_pages(&f).unwrap();
         assert!(res * 10 >= pages * 9, "{res}/{pages}");
-        let r = apply(&CacheScenario::Cold, None);
+        let r = apply(&CacheScenario::Cold, None, std::slice::from_ref(&f));
         assert!(r.applied, "{r:?}");
-        assert!(r.cached_after_bytes < r.cached_before_bytes, "{r:?}");
+        assert_eq!(r.workload_pages, Some(WorkloadPages { files: 1, skipped: 0, resident: 0, total: pages as u64 }), "{r:?}");
         assert_eq!(resident_pages(&f).unwrap().0, 0);
+
+        // Without files it falls back to the system-wide figure and says so.
+        let r = apply(&CacheScenario::Cold, None, &[]);
+        assert!(r.note.as_deref().unwrap_or("").contains("no workload files given"), "{r:?}");
+        assert_eq!(r.workload_pages, None);
+    }
+
+    #[test]
+    fn cold_is_not_applied_while_the_files_stay_cached() {
+        if !root_or_skip("cold_is_not_applied_while_the_files_stay_cached") {
+            return;
+        }
+        use std::os::fd::AsRawFd;
+        let _l = lock();
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let f = dir.path().join("f");
+        let len = 1usize << 20;
+        std::fs::write(&f, vec![5u8; len]).unwrap();
+        let file = std::fs::File::open(&f).unwrap();
+        // drop_caches leaves pages that are mapped into a process: map the
+        // file and touch every page, so they stay cached.
+        // SAFETY: a fresh read-only shared mapping of `len` bytes of an open
+        // file that is `len` bytes long; it is unmapped below, before `file` closes.
+        let p = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, file.as_raw_fd(), 0) };
+        assert_ne!(p, libc::MAP_FAILED);
+        let mut sum = 0u64;
+        for off in (0..len).step_by(4096) {
+            // SAFETY: `off < len`, so the byte lies inside the live mapping, which is readable.
+            sum += u64::from(unsafe { std::ptr::read_volatile((p as *const u8).add(off)) });
+        }
+        assert!(sum > 0);
+        let r = apply(&CacheScenario::Cold, None, std::slice::from_ref(&f));
+        // SAFETY: `p` is the mapping made above with this length, and nothing refers to it any more.
+        unsafe { libc::munmap(p, len) };
+        assert!(!r.applied, "{r:?}");
+        let pages = r.workload_pages.clone().unwrap();
+        assert!(pages.resident > 0, "{r:?}");
+        assert!(r.note.as_deref().unwrap_or("").contains("pages of the workload's 1 file(s) are cached after dropping caches"), "{r:?}");
     }
 
     #[test]
     fn polluted_fills_the_cache() {
         let _l = lock();
         let size = 128u64 << 20;
-        let (r, g) = apply_guarded(&CacheScenario::Polluted(size), None);
+        let (r, g) = apply_guarded(&CacheScenario::Polluted(size), None, &[]);
         assert!(r.applied, "{r:?}");
         assert_eq!(r.scenario, "polluted:128m");
         assert!(r.cached_after_bytes * 10 >= size * 8, "{r:?}");
@@ -564,7 +518,7 @@ mod tests {
         assert!(!file.parent().unwrap().exists());
 
         // Through apply/release.
-        let r = apply(&CacheScenario::Polluted(1 << 20), None);
+        let r = apply(&CacheScenario::Polluted(1 << 20), None, &[]);
         let note = r.note.unwrap();
         let held = HELD.lock().unwrap().iter().filter_map(|g| g.file().map(Path::to_path_buf)).collect::<Vec<_>>();
         let mine: Vec<_> = held.iter().filter(|p| note.contains(&p.display().to_string())).cloned().collect();
@@ -591,9 +545,10 @@ mod tests {
         drop(h);
         let (res, pages) = resident_pages(&f).unwrap();
         assert!(res * 10 >= pages * 9, "before: {res}/{pages}");
-        let r = apply(&CacheScenario::FreshMount, Some(&mut t));
+        let r = apply(&CacheScenario::FreshMount, Some(&mut t), std::slice::from_ref(&f));
         assert!(r.applied, "{r:?}");
         assert_eq!(r.scenario, "fresh-mount");
+        assert_eq!(r.workload_pages, Some(WorkloadPages { files: 1, skipped: 0, resident: 0, total: pages as u64 }), "{r:?}");
         assert_eq!(resident_pages(&f).unwrap().0, 0, "cached after a fresh mount");
         assert!(t.info.mount_options_in_force.as_deref().unwrap().contains("nodelalloc"));
         // Reading again brings them back.

@@ -13,6 +13,8 @@
 //! stderr by `run_all()`. Something that is already gone (a file removed,
 //! a directory that is no longer a mount point) counts as undone.
 
+use crate::host::blockdev::loop_attached;
+use crate::host::zram;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
@@ -321,19 +323,18 @@ fn detach_loop(dev: &Path) -> Result<(), String> {
         return Err("not a loop device; refusing".into());
     }
     // Already detached: nothing backs it any more.
-    let bf = Path::new("/sys/block").join(&name).join("loop/backing_file");
-    if !bf.exists() {
+    if !loop_attached(&name) {
         return Ok(());
     }
     let out = Command::new("losetup").arg("-d").arg(dev).output().map_err(|e| format!("cannot run losetup: {e}"))?;
-    if !out.status.success() && bf.exists() {
+    if !out.status.success() && loop_attached(&name) {
         return Err(format!("losetup -d: {}", String::from_utf8_lossy(&out.stderr).trim()));
     }
     // While something (udev's probe after the unmount) still holds the
     // device, the kernel only marks it for auto-clear; wait until it is free
     // so "torn down" means gone.
     for _ in 0..50 {
-        if !bf.exists() {
+        if !loop_attached(&name) {
             return Ok(());
         }
         std::thread::sleep(std::time::Duration::from_millis(100));
@@ -346,15 +347,14 @@ fn reset_zram(n: u32) -> Result<(), String> {
         // zram0 is the system's (often swap); fsbench never hot-adds it.
         return Err("refusing to reset zram0".into());
     }
-    let dir = PathBuf::from(format!("/sys/block/zram{n}"));
-    if !dir.exists() {
+    if !zram::exists(n) {
         return Ok(());
     }
     let mut last = String::new();
     // The reset fails with EBUSY while something still has the device open
     // (for example a lazily detached mount that is going away).
     for attempt in 0..5u64 {
-        match std::fs::write(dir.join("reset"), "1") {
+        match zram::reset(n) {
             Ok(()) => {
                 last.clear();
                 break;
@@ -368,9 +368,9 @@ fn reset_zram(n: u32) -> Result<(), String> {
     if !last.is_empty() {
         return Err(last);
     }
-    match std::fs::write("/sys/class/zram-control/hot_remove", n.to_string()) {
+    match zram::hot_remove(n) {
         Ok(()) => Ok(()),
-        Err(_) if !dir.exists() => Ok(()),
+        Err(_) if !zram::exists(n) => Ok(()),
         Err(e) => Err(format!("hot_remove: {e}")),
     }
 }

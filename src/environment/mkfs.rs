@@ -5,7 +5,7 @@
 //! Nothing here checks whether a device may be formatted; target.rs does
 //! that before calling in.
 
-use crate::environment::system::read_mountinfo;
+use crate::host::mountinfo::read_mountinfo;
 use std::io::Read;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -173,9 +173,7 @@ pub fn mount(device: &Path, mount_point: &Path, fs: &str, options: &str) -> Resu
             "; check the mount options '{options}' (an option {fs} does not know is the usual cause; see the {fs} man page)"
         ));
     }
-    if !Path::new("/proc/filesystems").exists()
-        || !std::fs::read_to_string("/proc/filesystems").unwrap_or_default().split_whitespace().any(|w| w == fs)
-    {
+    if !crate::host::filesystems::kernel_lists(fs) {
         e.push_str(&format!("; the running kernel does not list {fs} in /proc/filesystems (modprobe {fs}?)"));
     }
     Err(e)

@@ -3,10 +3,9 @@
 //! system uses it: not mounted (itself, a partition, or its parent disk),
 //! no holders (dm, md, LVM, bcache), not swap, not behind a loop device,
 //! and the kernel grants an exclusive open.
-use crate::environment::system::{read_mountinfo, unescape_mount_bytes};
-use crate::observe::blockdev::{dev_major, dev_minor, BlockDev};
-use std::ffi::OsString;
-use std::os::unix::ffi::OsStringExt;
+use crate::host::blockdev::{dev_major, dev_minor, loop_backings, BlockDev};
+use crate::host::mountinfo::read_mountinfo;
+use crate::host::swaps::swap_devices;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -34,31 +33,6 @@ pub fn mounted_devices() -> Vec<(u32, u32, PathBuf)> {
         }
     }
     out
-}
-
-/// File names listed in a /proc/swaps text (escapes undone).
-pub fn parse_swaps(text: &str) -> Vec<PathBuf> {
-    text.lines()
-        .skip(1)
-        .filter_map(|l| l.split_whitespace().next())
-        .map(|f| PathBuf::from(OsString::from_vec(unescape_mount_bytes(f))))
-        .collect()
-}
-
-/// `(major, minor, name)` of the block devices used as swap.
-pub fn swap_devices() -> Vec<(u32, u32, PathBuf)> {
-    let text = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
-    parse_swaps(&text)
-        .into_iter()
-        .filter_map(|p| {
-            let m = std::fs::metadata(&p).ok()?;
-            if m.file_type().is_block_device() {
-                Some((dev_major(m.rdev()), dev_minor(m.rdev()), p))
-            } else {
-                None
-            }
-        })
-        .collect()
 }
 
 fn describe(path: &Path, dev: &BlockDev) -> String {
@@ -146,15 +120,8 @@ pub fn check_device_usable(path: &Path, allow_device: bool) -> Result<(), String
 
 /// A loop device whose backing file is one of the `related` device nodes.
 fn loop_over<'a>(related: &'a [(BlockDev, &'static str)]) -> Option<(String, &'a BlockDev)> {
-    let rd = std::fs::read_dir("/sys/block").ok()?;
-    for e in rd.filter_map(|e| e.ok()) {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let Ok(bf) = std::fs::read_to_string(e.path().join("loop/backing_file")) else { continue };
-        let bf = bf.trim();
-        if bf.is_empty() {
-            continue;
-        }
-        let Ok(m) = std::fs::metadata(bf) else { continue };
+    for (name, bf) in loop_backings() {
+        let Ok(m) = std::fs::metadata(&bf) else { continue };
         if !m.file_type().is_block_device() {
             continue;
         }
@@ -169,8 +136,9 @@ fn loop_over<'a>(related: &'a [(BlockDev, &'static str)]) -> Option<(String, &'a
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observe::blockdev::device_for_path;
-    use crate::observe::blockdev::testutil::{is_root, LoopDev};
+    use crate::host::blockdev::device_for_path;
+    use crate::host::is_root;
+    use crate::host::testutil::LoopDev;
 
     #[test]
     fn regular_files_are_not_devices() {
@@ -198,13 +166,6 @@ mod tests {
             assert!(e.contains(&p.display().to_string()) && e.contains("in use"), "{e}");
             assert!(e.contains("mounted"), "{e}");
         }
-    }
-
-    #[test]
-    fn swaps_parsing() {
-        let t = "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n/dev/zram0   partition 1000 0 100\n/swap\\040file file 10 0 -2\n";
-        assert_eq!(parse_swaps(t), vec![PathBuf::from("/dev/zram0"), PathBuf::from("/swap file")]);
-        assert!(parse_swaps("Filename Type Size Used Priority\n").is_empty());
     }
 
     #[test]

@@ -16,45 +16,15 @@
 use crate::environment::cleanup::{self, Action, Token};
 use crate::environment::mkfs;
 use crate::environment::safety::{check_device_usable, is_block_device};
-use crate::environment::system::mount_for_path;
-use crate::observe::blockdev::device_for_path;
+use crate::host::blockdev::{device_for_path, loop_backing_file, loop_direct_io};
+use crate::host::mountinfo::mount_for_path;
+use crate::host::{is_root, zram};
+use crate::model::environment::{DeviceSource, TargetSpec};
 use serde::{Deserialize, Serialize};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
-
-/// Which device a managed file system lives on.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DeviceSource {
-    /// A loop device over a sparse file of `size` bytes created in `dir`.
-    Loop { dir: PathBuf, size: u64 },
-    /// A zram device of `size` bytes (made with /sys/class/zram-control/hot_add).
-    Zram { size: u64 },
-    /// A device the user named; needs allow_device.
-    Device(PathBuf),
-}
-
-/// What the user asked for.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TargetSpec {
-    /// An existing directory; works unprivileged.
-    Directory(PathBuf),
-    /// A raw block device, written directly (needs allow_device, never mounted).
-    Device(PathBuf),
-    /// mkfs + mount on a device fsbench creates or the user names.
-    Managed {
-        /// File system type: ext2, ext3, ext4, xfs, btrfs, f2fs, nilfs2, jfs, vfat.
-        fs: String,
-        /// Extra mkfs arguments, e.g. ["-O", "^has_journal"].
-        mkfs_options: Vec<String>,
-        /// The -o string for mount, e.g. "nodelalloc,data=ordered"; "" for defaults.
-        mount_options: String,
-        device: DeviceSource,
-    },
-}
 
 /// A target that is set up; dropping it tears down what fsbench created.
 #[derive(Debug)]
@@ -101,11 +71,6 @@ pub struct TargetRecord {
     pub notes: Vec<String>,
 }
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
 /// A name `prefix` + 8 hex digits that is unlikely to exist; callers create
 /// it exclusively and retry on a clash.
 fn unique_name(prefix: &str, suffix: &str) -> String {
@@ -150,9 +115,7 @@ fn create_unique_file(dir: &Path, prefix: &str, suffix: &str) -> Result<(PathBuf
 }
 
 fn device_size(dev: &Path) -> Option<u64> {
-    let d = device_for_path(dev)?;
-    let sectors: u64 = std::fs::read_to_string(d.sysfs_dir.join("size")).ok()?.trim().parse().ok()?;
-    Some(sectors * 512)
+    device_for_path(dev)?.size_bytes()
 }
 
 impl ActiveTarget {
@@ -313,14 +276,13 @@ impl ActiveTarget {
         };
         self.register(Action::DetachLoop(dev.clone()));
         let name = dev.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        let dio = std::fs::read_to_string(format!("/sys/block/{name}/loop/dio")).unwrap_or_default();
-        if dio.trim() != "1" && !self.info.notes.iter().any(|n| n.contains("direct I/O")) {
+        if !loop_direct_io(&name) && !self.info.notes.iter().any(|n| n.contains("direct I/O")) {
             self.info.notes.push("loop device without direct I/O: the image file's page cache can serve reads".into());
         }
         // The device we got must be backed by our image and nothing else.
-        let bf = std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file")).unwrap_or_default();
-        if Path::new(bf.trim()) != img {
-            return Err(format!("{} is backed by '{}', not by {}; refusing to format it", dev.display(), bf.trim(), img.display()));
+        let bf = loop_backing_file(&name).unwrap_or_default();
+        if Path::new(&bf) != img {
+            return Err(format!("{} is backed by '{bf}', not by {}; refusing to format it", dev.display(), img.display()));
         }
         Ok(dev)
     }
@@ -331,22 +293,20 @@ impl ActiveTarget {
         if size == 0 {
             return Err("a zram device needs a size above 0".into());
         }
-        let ctl = Path::new("/sys/class/zram-control/hot_add");
-        if !ctl.exists() {
+        if !zram::control_available() {
             return Err("zram is not available: /sys/class/zram-control is missing (load the zram module)".into());
         }
-        let idx = std::fs::read_to_string(ctl).map_err(|e| format!("zram hot_add: {e}"))?;
+        let idx = zram::hot_add().map_err(|e| format!("zram hot_add: {e}"))?;
         let n: u32 = idx.trim().parse().map_err(|_| format!("zram hot_add returned '{}'", idx.trim()))?;
         if n == 0 {
             return Err("zram hot_add returned zram0, which fsbench never uses; refusing".into());
         }
         self.register(Action::ResetZram(n));
-        let sys = PathBuf::from(format!("/sys/block/zram{n}"));
-        let algs = std::fs::read_to_string(sys.join("comp_algorithm")).unwrap_or_default();
+        let algs = zram::comp_algorithms(n);
         if algs.split_whitespace().any(|a| a.trim_matches(|c| c == '[' || c == ']') == "lzo-rle") {
-            std::fs::write(sys.join("comp_algorithm"), "lzo-rle").map_err(|e| format!("zram{n} comp_algorithm: {e}"))?;
+            zram::set_comp_algorithm(n, "lzo-rle").map_err(|e| format!("zram{n} comp_algorithm: {e}"))?;
         }
-        std::fs::write(sys.join("disksize"), size.to_string()).map_err(|e| format!("zram{n} disksize {size}: {e}"))?;
+        zram::set_disksize(n, size).map_err(|e| format!("zram{n} disksize {size}: {e}"))?;
         let dev = PathBuf::from(format!("/dev/zram{n}"));
         for _ in 0..100 {
             if is_block_device(&dev) {
@@ -481,7 +441,7 @@ pub(crate) mod testutil {
 mod tests {
     use super::testutil::*;
     use super::*;
-    use crate::observe::blockdev::read_stat;
+    use crate::host::blockdev::read_stat;
     use std::io::Write;
 
     #[test]
@@ -528,7 +488,7 @@ mod tests {
         if !root_or_skip("device_target with a loop device") {
             return;
         }
-        let Some(lo) = crate::observe::blockdev::testutil::LoopDev::attach(16 << 20) else { return };
+        let Some(lo) = crate::host::testutil::LoopDev::attach(16 << 20) else { return };
         let e = ActiveTarget::setup("x", &TargetSpec::Device(lo.path().into()), false).unwrap_err();
         assert!(e.contains("--allow-device"), "{e}");
         let t = ActiveTarget::setup("x", &TargetSpec::Device(lo.path().into()), true).unwrap();

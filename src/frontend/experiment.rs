@@ -26,10 +26,9 @@
 //!
 //! Every error names the file, line, column and key.
 
-use crate::environment::background::{self, BackgroundSpec};
-use crate::environment::cache::{self, CacheScenario};
-use crate::environment::target::{DeviceSource, TargetSpec};
-use crate::frontend::fio::units::parse_size;
+use crate::frontend::environment::{parse_background, parse_cache};
+use crate::model::environment::{BackgroundSpec, CacheScenario, DeviceSource, TargetSpec};
+use crate::units::parse_size;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -65,7 +64,7 @@ pub struct BackgroundChoice {
 
 impl BackgroundChoice {
     pub fn spec(&self, dir: &Path) -> Result<BackgroundSpec, String> {
-        background::parse(&self.text, dir.to_path_buf())
+        parse_background(&self.text, dir.to_path_buf())
     }
 }
 
@@ -241,7 +240,7 @@ pub fn parse(text: &str, path: &Path, sets: &[String]) -> Result<Experiment, Exp
     } else {
         let parse_one = |c: &Spanned<String>| {
             let text = expand(c.get_ref(), &params, None).map_err(|e| loc.span(c, "cache", e))?;
-            cache::parse(&text).map_err(|e| loc.span(c, "cache", e))
+            parse_cache(&text).map_err(|e| loc.span(c, "cache", e))
         };
         raw.cache.iter().map(parse_one).collect::<Result<_, _>>()?
     };
@@ -254,7 +253,7 @@ pub fn parse(text: &str, path: &Path, sets: &[String]) -> Result<Experiment, Exp
             continue;
         }
         // Check the syntax now, with a placeholder directory.
-        background::parse(text, PathBuf::from("/")).map_err(|e| loc.span(b, "background", e))?;
+        parse_background(text, PathBuf::from("/")).map_err(|e| loc.span(b, "background", e))?;
         backgrounds.push(Some(BackgroundChoice { label: text.replace([':', ',', '='], "-"), text: text.to_string() }));
     }
     if backgrounds.is_empty() {

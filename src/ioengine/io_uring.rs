@@ -62,12 +62,7 @@ pub struct Uring {
     queued: usize,
 }
 
-pub const INFO: EngineInfo = EngineInfo {
-    name: "io_uring",
-    help: "Linux io_uring: batched submission and completion through shared rings (options: fixedbufs, registerfiles, sqthread_poll)",
-    caps: Caps { is_async: true, diskless: false, inline_when_buffered: false, mapped: false },
-    make: Uring::make,
-};
+pub const IMPL: EngineImpl = EngineImpl { name: "io_uring", make: Uring::make };
 
 fn setup_hint(e: &io::Error) -> &'static str {
     match e.raw_os_error() {
@@ -393,7 +388,7 @@ mod tests {
 
     /// The engine, or None (with the reason printed) where io_uring is unavailable.
     fn make(depth: u32, o: &EngineOptions) -> Option<Box<dyn IoEngine>> {
-        match (INFO.make)(&EngineConfig { iodepth: depth, options: o }) {
+        match (IMPL.make)(&EngineConfig { iodepth: depth, options: o }) {
             Ok(e) => Some(e),
             Err(e) => {
                 eprintln!("skipping: io_uring unavailable here: {e}");
@@ -546,7 +541,7 @@ mod tests {
     #[test]
     fn roundtrip_sqpoll() {
         let o = EngineOptions { sqthread_poll: true, ..plain() };
-        if let Err(e) = (INFO.make)(&EngineConfig { iodepth: 4, options: &o }) {
+        if let Err(e) = (IMPL.make)(&EngineConfig { iodepth: 4, options: &o }) {
             // Must be a clear error, not a panic; skip the data check.
             assert!(e.to_string().contains("sqthread_poll"), "{e}");
             eprintln!("skipping: {e}");

@@ -118,12 +118,7 @@ pub struct Libaio {
 // kernel ring owned by `ctx`; all use goes through `&mut self`.
 unsafe impl Send for Libaio {}
 
-pub const INFO: EngineInfo = EngineInfo {
-    name: "libaio",
-    help: "Linux kernel AIO (io_submit/io_getevents); asynchronous only with direct=1",
-    caps: Caps { is_async: true, diskless: false, inline_when_buffered: true, mapped: false },
-    make,
-};
+pub const IMPL: EngineImpl = EngineImpl { name: "libaio", make };
 
 fn make(cfg: &EngineConfig) -> io::Result<Box<dyn IoEngine>> {
     Ok(Box::new(Libaio::new(cfg)?))
@@ -412,7 +407,7 @@ mod tests {
 
     fn engine(depth: u32) -> Option<Box<dyn IoEngine>> {
         let options = EngineOptions::default();
-        Some((INFO.make)(&EngineConfig { iodepth: depth, options: &options }).expect("libaio engine"))
+        Some((IMPL.make)(&EngineConfig { iodepth: depth, options: &options }).expect("libaio engine"))
     }
 
     #[test]
@@ -520,6 +515,6 @@ mod tests {
     #[test]
     fn rejects_io_uring_options() {
         let options = EngineOptions { fixedbufs: true, ..EngineOptions::default() };
-        assert!((INFO.make)(&EngineConfig { iodepth: 4, options: &options }).is_err());
+        assert!((IMPL.make)(&EngineConfig { iodepth: 4, options: &options }).is_err());
     }
 }

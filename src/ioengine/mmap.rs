@@ -35,12 +35,7 @@ pub struct Mmap {
 // The mappings belong to this engine alone; all access goes through `&mut self`.
 unsafe impl Send for Mmap {}
 
-pub const INFO: EngineInfo = EngineInfo {
-    name: "mmap",
-    help: "memcpy to/from a shared mapping of each file; syncs are msync(MS_SYNC)",
-    caps: Caps { is_async: false, diskless: false, inline_when_buffered: false, mapped: true },
-    make: |_| Ok(Box::new(Mmap { maps: Vec::new() })),
-};
+pub const IMPL: EngineImpl = EngineImpl { name: "mmap", make: |_| Ok(Box::new(Mmap { maps: Vec::new() })) };
 
 const EINVAL: i64 = -(libc::EINVAL as i64);
 const EBADF: i64 = -(libc::EBADF as i64);
@@ -170,7 +165,7 @@ mod tests {
 
     fn engine(depth: u32) -> Option<Box<dyn IoEngine>> {
         let options = EngineOptions::default();
-        Some((INFO.make)(&EngineConfig { iodepth: depth, options: &options }).expect("mmap engine"))
+        Some((IMPL.make)(&EngineConfig { iodepth: depth, options: &options }).expect("mmap engine"))
     }
 
     #[test]

@@ -76,29 +76,14 @@ pub struct EngineBuf {
     pub len: usize,
 }
 
-/// What an engine can do, so the runner can warn about settings that have
-/// no effect (fio's most common confusion).
-#[derive(Clone, Copy, Debug)]
-pub struct Caps {
-    /// Can keep more than one I/O in flight.
-    pub is_async: bool,
-    /// Does no I/O at all (calibration).
-    pub diskless: bool,
-    /// Buffered I/O through this engine completes inline, so a queue depth
-    /// above one gains nothing without direct=1.
-    pub inline_when_buffered: bool,
-    /// Works through a memory mapping, not read/write calls: direct and sync
-    /// open flags do not apply.
-    pub mapped: bool,
-}
-
 /// Everything an engine needs to be constructed.
 pub struct EngineConfig<'a> {
     pub iodepth: u32,
     pub options: &'a EngineOptions,
 }
 
-/// An engine's name and capabilities live in its `EngineInfo`, not here.
+/// An engine's name, help and capabilities live in
+/// `crate::model::engine::ENGINES`, not here.
 pub trait IoEngine: Send {
     /// Called once before the first I/O with the worker's files and buffers.
     fn setup(&mut self, files: &[EngineFile], bufs: &[EngineBuf]) -> io::Result<()>;
@@ -111,23 +96,18 @@ pub trait IoEngine: Send {
     fn reap(&mut self, min: usize, out: &mut [Completion]) -> io::Result<usize>;
 }
 
-/// An entry of the engine table.
-pub struct EngineInfo {
+/// An implementation, registered under the name its description has in
+/// `crate::model::engine::ENGINES`.
+pub struct EngineImpl {
     pub name: &'static str,
-    pub help: &'static str,
-    pub caps: Caps,
     pub make: fn(&EngineConfig) -> io::Result<Box<dyn IoEngine>>,
 }
 
-/// Every engine fsbench has, in one table (like ripgrep's flag list).
-pub static ENGINES: &[EngineInfo] = &[sync::INFO, psync::INFO, libaio::INFO, io_uring::INFO, mmap::INFO, null::INFO];
+/// Every engine implementation, looked up by name (like fio's `ioengine_ops`).
+pub static IMPLS: &[EngineImpl] = &[sync::IMPL, psync::IMPL, libaio::IMPL, io_uring::IMPL, mmap::IMPL, null::IMPL];
 
-pub fn find(name: &str) -> Option<&'static EngineInfo> {
-    ENGINES.iter().find(|e| e.name == name)
-}
-
-pub fn names() -> Vec<&'static str> {
-    ENGINES.iter().map(|e| e.name).collect()
+pub fn find(name: &str) -> Option<&'static EngineImpl> {
+    IMPLS.iter().find(|e| e.name == name)
 }
 
 /// Convert a libc return value into bytes-or-negative-errno.
@@ -150,4 +130,23 @@ pub(crate) fn do_sync(fd: RawFd, op: IoOp) -> i64 {
         }
     };
     syscall_result(r as isize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The descriptive table and the implementations name exactly the same
+    /// engines: an engine added to one and forgotten in the other fails here.
+    #[test]
+    fn every_described_engine_is_implemented_and_vice_versa() {
+        let mut described = crate::model::engine::names();
+        let mut implemented: Vec<&str> = IMPLS.iter().map(|e| e.name).collect();
+        described.sort_unstable();
+        implemented.sort_unstable();
+        let n = implemented.len();
+        implemented.dedup();
+        assert_eq!(implemented.len(), n, "an engine is registered twice in ioengine::IMPLS");
+        assert_eq!(described, implemented, "model::engine::ENGINES and ioengine::IMPLS differ");
+    }
 }

@@ -5,12 +5,7 @@ use super::*;
 
 pub struct Null;
 
-pub const INFO: EngineInfo = EngineInfo {
-    name: "null",
-    help: "no I/O at all; calibrates fsbench's own per-I/O overhead",
-    caps: Caps { is_async: false, diskless: true, inline_when_buffered: false, mapped: false },
-    make: |_| Ok(Box::new(Null)),
-};
+pub const IMPL: EngineImpl = EngineImpl { name: "null", make: |_| Ok(Box::new(Null)) };
 
 impl IoEngine for Null {
     fn setup(&mut self, _files: &[EngineFile], _bufs: &[EngineBuf]) -> io::Result<()> {

@@ -6,12 +6,7 @@ pub struct Psync {
     fds: Vec<RawFd>,
 }
 
-pub const INFO: EngineInfo = EngineInfo {
-    name: "psync",
-    help: "pread/pwrite, one synchronous call per I/O",
-    caps: Caps { is_async: false, diskless: false, inline_when_buffered: true, mapped: false },
-    make: |_| Ok(Box::new(Psync { fds: Vec::new() })),
-};
+pub const IMPL: EngineImpl = EngineImpl { name: "psync", make: |_| Ok(Box::new(Psync { fds: Vec::new() })) };
 
 impl IoEngine for Psync {
     fn setup(&mut self, files: &[EngineFile], _bufs: &[EngineBuf]) -> io::Result<()> {

@@ -8,12 +8,7 @@ pub struct Sync {
     pos: Vec<u64>,
 }
 
-pub const INFO: EngineInfo = EngineInfo {
-    name: "sync",
-    help: "lseek + read/write, one synchronous call per I/O",
-    caps: Caps { is_async: false, diskless: false, inline_when_buffered: true, mapped: false },
-    make: |_| Ok(Box::new(Sync { fds: Vec::new(), pos: Vec::new() })),
-};
+pub const IMPL: EngineImpl = EngineImpl { name: "sync", make: |_| Ok(Box::new(Sync { fds: Vec::new(), pos: Vec::new() })) };
 
 impl IoEngine for Sync {
     fn setup(&mut self, files: &[EngineFile], _bufs: &[EngineBuf]) -> io::Result<()> {

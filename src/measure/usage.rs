@@ -1,11 +1,37 @@
-//! Process-wide CPU and I/O accounting, read before and after a window.
+//! Process-wide CPU accounting, read before and after a window (the
+//! process's I/O counters are `crate::host::proc_io`).
 //!
 //! getrusage(RUSAGE_SELF) sums every thread of the process, including
 //! io_uring's io-wq workers (they are threads of the process since Linux
 //! 5.12), which fio's per-job-thread figures leave out.
 
-use crate::result::{CpuUsage, ProcessIo};
+use serde::{Deserialize, Serialize};
 use std::time::Instant;
+
+/// CPU used by the whole fsbench process during the measured window,
+/// including io_uring worker threads (which fio leaves out).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct CpuUsage {
+    pub user_s: f64,
+    pub system_s: f64,
+    pub wall_s: f64,
+    pub voluntary_ctx_switches: u64,
+    pub involuntary_ctx_switches: u64,
+    /// Minor and major page faults.
+    pub minor_faults: u64,
+    pub major_faults: u64,
+}
+
+impl CpuUsage {
+    /// CPU seconds (user + system) per completed operation, in microseconds.
+    pub fn us_per_op(&self, ops: u64) -> f64 {
+        if ops == 0 {
+            0.0
+        } else {
+            (self.user_s + self.system_s) * 1e6 / ops as f64
+        }
+    }
+}
 
 #[derive(Clone, Copy)]
 pub struct UsageMark {
@@ -39,37 +65,6 @@ impl UsageMark {
     }
 }
 
-/// /proc/self/io now; zeros where the kernel has no task I/O accounting.
-pub fn process_io() -> ProcessIo {
-    let text = std::fs::read_to_string("/proc/self/io").unwrap_or_default();
-    let mut io = ProcessIo::default();
-    for line in text.lines() {
-        let Some((k, v)) = line.split_once(':') else { continue };
-        let v: u64 = v.trim().parse().unwrap_or(0);
-        match k {
-            "read_bytes" => io.read_bytes = v,
-            "write_bytes" => io.write_bytes = v,
-            "cancelled_write_bytes" => io.cancelled_write_bytes = v,
-            "syscr" => io.syscr = v,
-            "syscw" => io.syscw = v,
-            _ => {}
-        }
-    }
-    io
-}
-
-impl ProcessIo {
-    pub fn since(&self, before: &ProcessIo) -> ProcessIo {
-        ProcessIo {
-            read_bytes: self.read_bytes.saturating_sub(before.read_bytes),
-            write_bytes: self.write_bytes.saturating_sub(before.write_bytes),
-            cancelled_write_bytes: self.cancelled_write_bytes.saturating_sub(before.cancelled_write_bytes),
-            syscr: self.syscr.saturating_sub(before.syscr),
-            syscw: self.syscw.saturating_sub(before.syscw),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -94,15 +89,5 @@ mod tests {
         // wall time here; the wall clock must agree with an independent one.
         let elapsed = t.elapsed().as_secs_f64();
         assert!(u.wall_s <= elapsed + 0.01 && u.wall_s >= elapsed * 0.5, "wall {} vs {elapsed}", u.wall_s);
-    }
-
-    #[test]
-    fn written_bytes_show_in_proc_io() {
-        let before = process_io();
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("f");
-        std::fs::write(&p, vec![1u8; 1 << 20]).unwrap();
-        let d = process_io().since(&before);
-        assert!(d.syscw >= 1);
     }
 }

@@ -1,5 +1,7 @@
 //! The model every frontend produces and the runner consumes.
 
+pub mod engine;
+pub mod environment;
 pub mod flow;
 pub mod job;
 

@@ -1,3 +1,4 @@
-//! Watching what reaches the devices.
+//! Watching what reaches the devices (the devices themselves are read
+//! through `crate::host`).
 
 pub mod blockdev;

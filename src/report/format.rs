@@ -1,17 +1,7 @@
-//! Number formatting shared by the text reports: fixed units, thousands separators.
+//! Number formatting shared by the text reports: fixed units, thousands
+//! separators (the plain size and number formats live in `crate::units`).
 
-/// 1234567 → "1,234,567".
-pub fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use crate::units::{bytes, thousands};
 
 /// Nanoseconds as microseconds with sensible precision.
 pub fn us(ns: f64) -> String {
@@ -28,22 +18,6 @@ pub fn us(ns: f64) -> String {
 /// Bytes per second as "X MiB/s (Y MB/s)".
 pub fn bandwidth(bytes_per_s: f64) -> String {
     format!("{:.1} MiB/s ({:.1} MB/s)", bytes_per_s / 1048576.0, bytes_per_s / 1e6)
-}
-
-/// Bytes as a binary size: "4.0 KiB", "1.5 GiB".
-pub fn bytes(n: u64) -> String {
-    const U: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = n as f64;
-    let mut i = 0;
-    while v >= 1024.0 && i < U.len() - 1 {
-        v /= 1024.0;
-        i += 1;
-    }
-    if i == 0 {
-        format!("{n} B")
-    } else {
-        format!("{v:.1} {}", U[i])
-    }
 }
 
 /// Mean and sample standard deviation.
@@ -63,14 +37,6 @@ pub fn mean_sd(xs: &[f64]) -> (f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn thousands_groups_digits() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1000), "1,000");
-        assert_eq!(thousands(1234567), "1,234,567");
-    }
 
     #[test]
     fn sizes_and_rates_carry_units() {

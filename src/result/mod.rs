@@ -7,6 +7,9 @@
 //!   and a chart lead with) and carries its tool's own figures opaquely in
 //!   `details`, read only by the run's `layout` (a registered renderer).
 
+pub use crate::host::proc_io::ProcessIo;
+pub use crate::measure::usage::CpuUsage;
+
 use crate::environment::system::SystemInfo;
 use crate::measure::hist::LatencyHist;
 use crate::observe::blockdev::DeviceReport;
@@ -184,41 +187,6 @@ impl Timeline {
             }
         }
     }
-}
-
-/// CPU used by the whole fsbench process during the measured window,
-/// including io_uring worker threads (which fio leaves out).
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct CpuUsage {
-    pub user_s: f64,
-    pub system_s: f64,
-    pub wall_s: f64,
-    pub voluntary_ctx_switches: u64,
-    pub involuntary_ctx_switches: u64,
-    /// Minor and major page faults.
-    pub minor_faults: u64,
-    pub major_faults: u64,
-}
-
-impl CpuUsage {
-    /// CPU seconds (user + system) per completed operation, in microseconds.
-    pub fn us_per_op(&self, ops: u64) -> f64 {
-        if ops == 0 {
-            0.0
-        } else {
-            (self.user_s + self.system_s) * 1e6 / ops as f64
-        }
-    }
-}
-
-/// Bytes the process read and wrote as the kernel saw them (/proc/self/io).
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct ProcessIo {
-    pub read_bytes: u64,
-    pub write_bytes: u64,
-    pub cancelled_write_bytes: u64,
-    pub syscr: u64,
-    pub syscw: u64,
 }
 
 /// One reported unit: a job (or one clone of it), or a whole group with

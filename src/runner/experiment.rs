@@ -5,11 +5,12 @@
 
 use crate::environment::background::BackgroundLoad;
 use crate::environment::cache;
-use crate::environment::target::{ActiveTarget, TargetSpec};
+use crate::environment::target::ActiveTarget;
 use crate::frontend::experiment::{expand, runtime_seconds, Experiment, FilebenchSource, Workload};
 use crate::frontend::fio::{self, ParseOptions};
 use crate::frontend::personalities;
 use crate::frontend::wml::{self, WmlOptions};
+use crate::model::environment::{CacheScenario, TargetSpec};
 use crate::model::flow::FlowPlan;
 use crate::model::job::JobSpec;
 use crate::model::Plan;
@@ -139,7 +140,7 @@ fn run_one(
     let w = &exp.workloads[p.workload];
     let plan = plan_for(exp, w, spec, &active.path)?;
     let run_opts = RunOptions {
-        cache_controlled: exp.caches[p.cache] != crate::environment::cache::CacheScenario::Warm,
+        cache_controlled: exp.caches[p.cache] != CacheScenario::Warm,
         allow_device: opts.allow_device,
         keep_files: plan_keeps_files(&plan),
         stop: opts.stop.clone(),
@@ -151,8 +152,8 @@ fn run_one(
     // polluted scenario's file and cached pages for the run), then the
     // background load, so a fresh mount never finds the load's files open.
     let (mut cache_step, mut load) = (None, Ok(None));
-    let result = runner::execute(&plan, &run_opts, &mut || {
-        let (report, guard) = cache::apply_guarded(&exp.caches[p.cache], Some(&mut *active));
+    let result = runner::execute(&plan, &run_opts, &mut |files| {
+        let (report, guard) = cache::apply_guarded(&exp.caches[p.cache], Some(&mut *active), files);
         if !report.applied {
             eprintln!(
                 "fsbench: warning: cache scenario '{}' did not take effect: {}",

@@ -11,8 +11,9 @@ pub mod rng;
 pub mod worker;
 
 use crate::environment::system;
-use crate::ioengine;
-use crate::measure::usage::{process_io, UsageMark};
+use crate::host::proc_io::process_io;
+use crate::measure::usage::UsageMark;
+use crate::model::engine;
 use crate::model::job::JobSpec;
 use crate::observe::blockdev::DeviceWatch;
 use crate::result::{GroupResult, JobResult, RunResult, Timeline, SCHEMA};
@@ -55,10 +56,14 @@ pub(crate) fn sleep_unless_stopped(d: std::time::Duration, stop: &AtomicBool) {
 /// files are in place and nothing is measured yet (a cache scenario goes
 /// there): before fio jobs, whose files persist between runs; after a
 /// Filebench workload has built its filesets, which it does anew each run.
-pub fn execute(plan: &crate::model::Plan, opts: &RunOptions, before_measure: &mut dyn FnMut()) -> Result<RunResult, String> {
+/// It gets the workload's data files, for checking what is cached: every
+/// file of the fio jobs (some may not exist yet), or a sample of each
+/// fileset's existing files.
+pub fn execute(plan: &crate::model::Plan, opts: &RunOptions, before_measure: &mut dyn FnMut(&[PathBuf])) -> Result<RunResult, String> {
     match plan {
         crate::model::Plan::Jobs(jobs) => {
-            before_measure();
+            let files: Vec<PathBuf> = jobs.iter().flat_map(job_paths).collect();
+            before_measure(&files);
             run(jobs.clone(), opts, "fio")
         }
         crate::model::Plan::Flow(f) => flow::run_with(f, opts, before_measure),
@@ -81,7 +86,7 @@ pub fn groups(jobs: &[JobSpec]) -> Vec<Vec<usize>> {
 /// Settings that silently do nothing in fio get a warning that says why.
 pub fn warnings_for(spec: &JobSpec) -> Vec<String> {
     let mut w = Vec::new();
-    let Some(info) = ioengine::find(&spec.ioengine) else { return w };
+    let Some(info) = engine::find(&spec.ioengine) else { return w };
     let name = &spec.name;
     if spec.iodepth > 1 && !info.caps.is_async {
         w.push(format!(
@@ -117,12 +122,12 @@ fn cache_warning(jobs: &[JobSpec]) -> Option<String> {
         return None;
     }
     let set: u64 = buffered.iter().map(|j| j.size.unwrap_or(0) * j.numjobs as u64).sum();
-    let ram = crate::environment::cache::read_meminfo().total;
+    let ram = crate::host::meminfo::read_meminfo().total;
     (set > 0 && ram > 0 && set < ram).then(|| {
         format!(
             "buffered I/O over a {} working set, which fits in RAM ({}), with the page cache not controlled: results may show memory speed; use direct=1, --cache=cold, or a larger size",
-            crate::report::format::bytes(set),
-            crate::report::format::bytes(ram)
+            crate::units::bytes(set),
+            crate::units::bytes(ram)
         )
     })
 }

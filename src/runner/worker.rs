@@ -136,9 +136,8 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
     let spec = input.spec.clone();
     let used = [spec.rw.reads(), spec.rw.writes(), spec.fsync > 0 || spec.fdatasync > 0 || spec.end_fsync];
     let fail = |e: String| WorkerOutput { ops: Vec::new(), timeline: Timeline::default(), elapsed_ns: 0, partial: false, error: Some(e) };
-    let info = match ioengine::find(&spec.ioengine) {
-        Some(i) => i,
-        None => return fail(format!("unknown ioengine '{}'", spec.ioengine)),
+    let (Some(info), Some(imp)) = (crate::model::engine::find(&spec.ioengine), ioengine::find(&spec.ioengine)) else {
+        return fail(format!("unknown ioengine '{}'", spec.ioengine));
     };
     let mut open = Vec::with_capacity(input.files.len());
     for f in &input.files {
@@ -147,7 +146,7 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
             Err(e) => return fail(e),
         }
     }
-    let engine = match (info.make)(&EngineConfig { iodepth: spec.iodepth, options: &spec.engine }) {
+    let engine = match (imp.make)(&EngineConfig { iodepth: spec.iodepth, options: &spec.engine }) {
         Ok(e) => e,
         Err(e) => return fail(format!("ioengine {}: {e}", info.name)),
     };

@@ -26,8 +26,9 @@ pub use summary::{summarize, t_crit_95, t_quantile, t_two_sided_p, Summary};
 /// Builders of small `RunResult`s for the tests of this module and its users.
 #[cfg(test)]
 pub(crate) mod testutil {
+    use crate::host::blockdev::DiskStat;
     use crate::measure::hist::LatencyHist;
-    use crate::observe::blockdev::{DeviceReport, DiskStat};
+    use crate::observe::blockdev::DeviceReport;
     use crate::result::{CpuUsage, GroupResult, JobResult, OpStats, RunResult, Timeline, SCHEMA};
 
     /// `ops` operations of `bytes` in total, latencies `lat0_ns`, `lat0_ns + 1 µs`, ...

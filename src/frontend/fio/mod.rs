@@ -2,18 +2,16 @@
 //!
 //! - `ini`: job-file lines, sections, comments, `include`, positions
 //! - `expand`: `${VAR}`, `$ncpus`, `$mb_memory`, `$pagesize` in values
-//! - `expr`, `units`: arithmetic, sizes, times, booleans
+//! - sizes, times, booleans and their arithmetic: `crate::units`
 //! - `options`: the option table (names, aliases, help, validating setters)
 //! - `build`: entries and arguments → jobs, late checks
 
 mod build;
 mod expand;
-mod expr;
 mod ini;
 pub mod options;
 #[cfg(test)]
 mod tests;
-pub mod units;
 
 use crate::model::job::JobSpec;
 use std::fmt;

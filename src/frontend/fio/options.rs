@@ -5,9 +5,9 @@
 //! Setters return complete "expected FORM, got 'VALUE'" messages; the caller
 //! adds the location.
 
-use super::units::{parse_bool, parse_duration, parse_size, parse_u32, parse_uint};
 use crate::frontend::suggest::nearest;
 use crate::model::job::{BlockSize, Fallocate, JobSpec, RwKind, SyncMode};
+use crate::units::{parse_bool, parse_duration, parse_size, parse_u32, parse_uint};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -202,12 +202,12 @@ fn set_rw(j: &mut JobState, v: &str) -> Result<(), String> {
 }
 
 fn set_ioengine(j: &mut JobState, v: &str) -> Result<(), String> {
-    match crate::ioengine::find(v) {
+    match crate::model::engine::find(v) {
         Some(e) => {
             j.spec.ioengine = e.name.to_string();
             Ok(())
         }
-        None => Err(format!("unknown ioengine '{v}'; expected one of: {}", crate::ioengine::names().join(", "))),
+        None => Err(format!("unknown ioengine '{v}'; expected one of: {}", crate::model::engine::names().join(", "))),
     }
 }
 

@@ -311,7 +311,7 @@ fn bad_time_based_without_runtime() {
 fn bad_ioengine_lists_engines() {
     let e = err("[j]\nioengine=spdk\n");
     assert_at(&e, 2, 10, Some("j"), Some("ioengine"), "unknown ioengine 'spdk'; expected one of: ");
-    for name in crate::ioengine::names() {
+    for name in crate::model::engine::names() {
         assert!(e.message.contains(name), "{} lacks {name}", e.message);
     }
 }

@@ -334,6 +334,17 @@ impl Fileset {
         buf.push(0);
     }
 
+    /// Up to `max` files that exist now, spread evenly over the fileset
+    /// (none for a fileset on a block device).
+    pub fn sample_existing(&self, max: usize) -> Vec<PathBuf> {
+        if self.device || max == 0 {
+            return Vec::new();
+        }
+        let existing: Vec<usize> = (0..self.files.len()).filter(|&i| self.state[i].load(Ordering::Relaxed) & EXISTS != 0).collect();
+        let step = existing.len().div_ceil(max).max(1);
+        existing.iter().step_by(step).map(|&i| self.file_pathbuf(i)).collect()
+    }
+
     pub fn file_pathbuf(&self, i: usize) -> PathBuf {
         let mut b = Vec::new();
         self.file_path(i, &mut b);
@@ -814,6 +825,12 @@ mod tests {
         let big = (0..fs.files.len()).find(|&i| fs.state[i].load(Ordering::Relaxed) == EXISTS && fs.sizes[i] > 4096).unwrap();
         let data = std::fs::read(fs.file_pathbuf(big)).unwrap();
         assert!(data.iter().filter(|&&b| b == 0).count() < data.len() / 10, "preallocated data is mostly zeros");
+        // The cache check's sample: 64 existing files spread over the set.
+        let sample = fs.sample_existing(64);
+        assert!(sample.len() <= 64 && sample.len() >= 50, "{}", sample.len());
+        assert!(sample.iter().all(|f| f.is_file()));
+        let last = (0..fs.files.len()).filter(|&i| sample.contains(&fs.file_pathbuf(i))).max().unwrap();
+        assert!(last >= fs.files.len() / 2, "spread over the set, not its first 64 files: last index {last}");
         assert!(dir.path().join("set").join(MARKER).is_file());
         fs.cleanup(false).unwrap();
         assert!(!dir.path().join("set").exists());

@@ -50,7 +50,8 @@ pub mod testkit;
 mod tests;
 pub mod thread;
 
-use crate::measure::usage::{process_io, UsageMark};
+use crate::host::proc_io::process_io;
+use crate::measure::usage::UsageMark;
 use crate::model::flow::{FlowPlan, Step};
 use crate::observe::blockdev::DeviceWatch;
 use crate::result::flow::FlowReport;
@@ -110,16 +111,20 @@ fn populate_missing(plan: &FlowPlan, sets: &mut [Option<Fileset>], opts: &RunOpt
 /// Run the workload; an interrupted run comes back partial, its files
 /// removed (unless kept).
 pub fn run(plan: &FlowPlan, opts: &RunOptions) -> Result<RunResult, String> {
-    run_with(plan, opts, &mut || {})
+    run_with(plan, opts, &mut |_| {})
 }
 
-/// `run`, calling `before_measure` once the filesets exist and before any
-/// thread starts: the place for a cache scenario, so "cold" means the
-/// preallocated files are not cached when the measured window opens.
+/// Files of each fileset `before_measure` gets to check the cache with.
+const CACHE_SAMPLE: usize = 64;
+
 /// The layout Filebench runs are shown in.
 pub const LAYOUT: &str = "filebench";
 
-pub fn run_with(plan: &FlowPlan, opts: &RunOptions, before_measure: &mut dyn FnMut()) -> Result<RunResult, String> {
+/// `run`, calling `before_measure` once the filesets exist and before any
+/// thread starts: the place for a cache scenario, so "cold" means the
+/// preallocated files are not cached when the measured window opens. It
+/// gets up to 64 existing files of each fileset, spread over the fileset.
+pub fn run_with(plan: &FlowPlan, opts: &RunOptions, before_measure: &mut dyn FnMut(&[PathBuf])) -> Result<RunResult, String> {
     let started_unix = crate::runner::unix_now();
     let prog = program::build(plan)?;
     let mut warnings = Vec::new();
@@ -145,7 +150,7 @@ fn prelude_and_run(
     opts: &RunOptions,
     sets: &mut [Option<Fileset>],
     warnings: &mut Vec<String>,
-    before_measure: &mut dyn FnMut(),
+    before_measure: &mut dyn FnMut(&[PathBuf]),
 ) -> Result<Parts, String> {
     for step in &plan.prelude {
         if opts.stop.load(Ordering::Relaxed) {
@@ -162,7 +167,8 @@ fn prelude_and_run(
         return Err("interrupted before the measured run started".into());
     }
     populate_missing(plan, sets, opts)?;
-    before_measure();
+    let sample: Vec<PathBuf> = sets.iter().flatten().flat_map(|fs| fs.sample_existing(CACHE_SAMPLE)).collect();
+    before_measure(&sample);
     // Threads borrow one slice of filesets: move them out for the run.
     let owned: Vec<Fileset> = sets.iter_mut().filter_map(|s| s.take()).collect();
     let r = execute(plan, prog, opts, &owned, warnings);
@@ -189,14 +195,14 @@ fn setup_warnings(plan: &FlowPlan, prog: &program::Program, filesets: &[Fileset]
         let all_direct =
             plan.processes.iter().flat_map(|p| &p.threads).flat_map(|t| &t.flowops).filter(|f| f.kind.opens_file()).all(|f| f.directio);
         let set: u64 = filesets.iter().filter(|f| !f.device).map(|f| f.dataset_bytes).sum();
-        let ram = crate::environment::cache::read_meminfo().total;
+        let ram = crate::host::meminfo::read_meminfo().total;
         if !all_direct && set > 0 && ram > 0 && set < ram {
             warn(
                 warnings,
                 format!(
                     "the filesets hold {} (nominal), which fits in RAM ({}), and the page cache is not controlled: results may show memory speed; use --cache=cold, directio, or larger filesets",
-                    crate::report::format::bytes(set),
-                    crate::report::format::bytes(ram)
+                    crate::units::bytes(set),
+                    crate::units::bytes(ram)
                 ),
             );
         }

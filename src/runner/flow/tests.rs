@@ -559,7 +559,8 @@ mod bench {
 
 #[test]
 fn define_file_on_a_block_device_needs_permission() {
-    use crate::observe::blockdev::testutil::{is_root, LoopDev};
+    use crate::host::is_root;
+    use crate::host::testutil::LoopDev;
     if !is_root() {
         eprintln!("skipping: needs root for a loop device");
         return;

@@ -1,11 +1,19 @@
-//! Values with units: sizes, durations, booleans, whole numbers.
+//! Values with units, the crate's leaf: parsing sizes, durations, booleans
+//! and whole numbers (fio's spellings, including its `kb_base` rule) and
+//! formatting byte counts and large numbers for people.
+//!
+//! What belongs here: pure text <-> number conversions with no knowledge of
+//! jobs, files or the system. It imports nothing from the crate, so every
+//! module (frontends, environment, runner, reports, the CLI) may use it.
 //!
 //! Every numeric parser takes a number or an arithmetic expression (see
 //! `expr`) followed by an optional unit suffix; the suffix applies to the
 //! whole expression (`(2*4)k` = 8 KiB). Errors are complete sentences of
 //! the form "expected FORM, got 'VALUE'" so callers only add the location.
 
-use super::expr::{self, Num};
+mod expr;
+
+use expr::Num;
 use std::time::Duration;
 
 const SIZE_FORM: &str = "a size such as 4096, 4k, 1.5g or (2*4)k (suffixes k, m, g, t, p)";
@@ -156,6 +164,35 @@ pub fn parse_u32(s: &str, min: u32, max: u32) -> Result<u32, String> {
     parse_uint(s, min.into(), max.into()).map(|v| v as u32)
 }
 
+/// 1234567 → "1,234,567".
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Bytes as a binary size: "4.0 KiB", "1.5 GiB".
+pub fn bytes(n: u64) -> String {
+    const U: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i < U.len() - 1 {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", U[i])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,5 +274,20 @@ mod tests {
         assert!(parse_uint("1.5", 0, u64::MAX).is_err());
         assert_eq!(parse_u32("100", 0, 100), Ok(100));
         assert!(parse_u32("101", 0, 100).unwrap_err().contains("from 0 to 100"));
+    }
+
+    #[test]
+    fn thousands_groups_digits() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(1234567), "1,234,567");
+    }
+
+    #[test]
+    fn bytes_carry_binary_units() {
+        assert_eq!(bytes(512), "512 B");
+        assert_eq!(bytes(4096), "4.0 KiB");
+        assert_eq!(bytes(3 << 29), "1.5 GiB");
     }
 }

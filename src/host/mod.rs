@@ -1,0 +1,71 @@
+//! The machine as the kernel shows it: every read and write of /proc and
+//! /sys in fsbench goes through here, one small file per source.
+//!
+//! What belongs here: reading (and, for drop_caches and zram control,
+//! writing) kernel files and the few syscalls that answer "what is this
+//! machine" (uname, geteuid), parsed into plain data. No policy: deciding
+//! whether a device may be written, whether a cache scenario took effect or
+//! what goes into a result is for `environment`, `observe` and `runner`.
+//!
+//! `host` imports nothing from the crate, so every module may use it.
+
+pub mod blockdev;
+pub mod cpufreq;
+pub mod cpuinfo;
+pub mod filesystems;
+pub mod kernel;
+pub mod meminfo;
+pub mod mountinfo;
+pub mod proc_io;
+pub mod swaps;
+#[cfg(test)]
+pub(crate) mod testutil;
+pub mod vm;
+pub mod zram;
+
+use std::path::Path;
+
+/// Whether this process runs with effective uid 0.
+pub fn is_root() -> bool {
+    // SAFETY: geteuid takes no arguments, cannot fail and touches no memory of ours.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// `/proc/self/exe`, when there is one: it still executes this very binary
+/// when the file on disk was replaced (a rebuild during a long experiment).
+pub fn self_exe() -> Option<&'static Path> {
+    let p = Path::new("/proc/self/exe");
+    p.exists().then_some(p)
+}
+
+/// A /proc or /sys file's text without surrounding white space; None when
+/// it cannot be read.
+pub(crate) fn read_trim(path: impl AsRef<Path>) -> Option<String> {
+    std::fs::read_to_string(path).ok().map(|s| s.trim().to_string())
+}
+
+/// The bracketed choice in a sysfs selector (`none [mq-deadline] kyber`),
+/// or the whole text when there are no brackets.
+pub fn bracketed(text: &str) -> Option<String> {
+    let t = text.trim();
+    if t.is_empty() {
+        return None;
+    }
+    match (t.find('['), t.find(']')) {
+        (Some(a), Some(b)) if a < b => Some(t[a + 1..b].to_string()),
+        _ => Some(t.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selectors() {
+        assert_eq!(bracketed("none [mq-deadline] kyber bfq \n").as_deref(), Some("mq-deadline"));
+        assert_eq!(bracketed("always [madvise] never").as_deref(), Some("madvise"));
+        assert_eq!(bracketed("none").as_deref(), Some("none"));
+        assert_eq!(bracketed("  "), None);
+    }
+}

@@ -1,0 +1,241 @@
+//! `/proc/self/mountinfo`: the mounts this process sees, the kernel's octal
+//! escapes undone, and the mount that holds a path.
+use serde::{Deserialize, Serialize};
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
+use std::path::{Path, PathBuf};
+
+/// One line of `/proc/self/mountinfo` (see proc(5)).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MountEntry {
+    pub mount_id: u32,
+    pub parent_id: u32,
+    pub major: u32,
+    pub minor: u32,
+    /// The directory of the file system that is the root of this mount (bind mounts).
+    pub root: PathBuf,
+    pub mount_point: PathBuf,
+    pub mount_options: String,
+    /// Optional fields (`shared:1`, `master:2`, ...).
+    pub optional: Vec<String>,
+    pub fs_type: String,
+    pub source: String,
+    pub super_options: String,
+}
+
+impl MountEntry {
+    /// Per-mount and super-block options merged: the options in force.
+    pub fn options(&self) -> String {
+        merge_mount_options(&self.mount_options, &self.super_options)
+    }
+}
+
+/// Undo the octal escapes the kernel puts in mountinfo fields (`\040` for a
+/// space, `\011` tab, `\012` newline, `\134` backslash).
+pub fn unescape_mount_bytes(s: &str) -> Vec<u8> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && i + 4 <= b.len() {
+            let oct = &b[i + 1..i + 4];
+            if oct.iter().all(|c| (b'0'..=b'7').contains(c)) {
+                let v = (oct[0] - b'0') as u32 * 64 + (oct[1] - b'0') as u32 * 8 + (oct[2] - b'0') as u32;
+                if v <= 255 {
+                    out.push(v as u8);
+                    i += 4;
+                    continue;
+                }
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    out
+}
+
+/// `unescape_mount_bytes` as a String (lossy for non-UTF-8).
+pub fn unescape_mount(s: &str) -> String {
+    String::from_utf8_lossy(&unescape_mount_bytes(s)).into_owned()
+}
+
+fn unescape_path(s: &str) -> PathBuf {
+    PathBuf::from(OsString::from_vec(unescape_mount_bytes(s)))
+}
+
+/// Parse one mountinfo line:
+/// `36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue`.
+pub fn parse_mountinfo_line(line: &str) -> Option<MountEntry> {
+    let mut it = line.split(' ').filter(|s| !s.is_empty());
+    let mount_id = it.next()?.parse().ok()?;
+    let parent_id = it.next()?.parse().ok()?;
+    let (major, minor) = super::blockdev::parse_devnum(it.next()?)?;
+    let root = unescape_path(it.next()?);
+    let mount_point = unescape_path(it.next()?);
+    let mount_options = it.next()?.to_string();
+    let mut optional = Vec::new();
+    loop {
+        let f = it.next()?;
+        if f == "-" {
+            break;
+        }
+        optional.push(f.to_string());
+    }
+    let fs_type = unescape_mount(it.next()?);
+    let source = unescape_mount(it.next().unwrap_or(""));
+    let super_options = it.next().unwrap_or("").to_string();
+    Some(MountEntry { mount_id, parent_id, major, minor, root, mount_point, mount_options, optional, fs_type, source, super_options })
+}
+
+/// Parse a whole mountinfo text; unparsable lines are skipped.
+pub fn parse_mountinfo(text: &str) -> Vec<MountEntry> {
+    text.lines().filter_map(parse_mountinfo_line).collect()
+}
+
+/// The mounts this process sees, in kernel order (later mounts are on top).
+pub fn read_mountinfo() -> Vec<MountEntry> {
+    std::fs::read_to_string("/proc/self/mountinfo").map(|t| parse_mountinfo(&t)).unwrap_or_default()
+}
+
+/// Merge per-mount options with super-block options: per-mount first, then
+/// super-block options not already present. `ro` wins over `rw` from
+/// either side, since either makes the mount read-only.
+pub fn merge_mount_options(per_mount: &str, super_opts: &str) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let ro = per_mount.split(',').chain(super_opts.split(',')).any(|o| o == "ro");
+    for o in per_mount.split(',').chain(super_opts.split(',')) {
+        if o.is_empty() {
+            continue;
+        }
+        let o = if o == "rw" || o == "ro" {
+            if ro {
+                "ro"
+            } else {
+                "rw"
+            }
+        } else {
+            o
+        };
+        if !out.iter().any(|x| x == o) {
+            out.push(o.to_string());
+        }
+    }
+    out.join(",")
+}
+
+/// Make `path` absolute and resolve symlinks as far as it exists; the
+/// missing tail is appended lexically.
+pub fn canonical_or_nearest(path: &Path) -> PathBuf {
+    let abs =
+        if path.is_absolute() { path.to_path_buf() } else { std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")).join(path) };
+    if let Ok(c) = std::fs::canonicalize(&abs) {
+        return c;
+    }
+    let mut tail: Vec<OsString> = Vec::new();
+    let mut cur = abs.as_path();
+    loop {
+        match cur.parent() {
+            Some(parent) => {
+                if let Some(name) = cur.file_name() {
+                    tail.push(name.to_os_string());
+                }
+                if let Ok(c) = std::fs::canonicalize(parent) {
+                    let mut p = c;
+                    for t in tail.iter().rev() {
+                        p.push(t);
+                    }
+                    return p;
+                }
+                cur = parent;
+            }
+            None => return abs,
+        }
+    }
+}
+
+/// The mount holding `path` among `mounts`: longest mount-point prefix
+/// (component-wise) of the canonicalised path; of stacked mounts on the
+/// same point, the last (topmost).
+pub fn mount_for_path_in<'a>(mounts: &'a [MountEntry], path: &Path) -> Option<&'a MountEntry> {
+    let mut best: Option<&MountEntry> = None;
+    for m in mounts {
+        if path.starts_with(&m.mount_point) {
+            let better = match best {
+                None => true,
+                Some(b) => m.mount_point.components().count() >= b.mount_point.components().count(),
+            };
+            if better {
+                best = Some(m);
+            }
+        }
+    }
+    best
+}
+
+/// The mount holding `path` (which need not exist yet).
+pub fn mount_for_path(path: &Path) -> Option<MountEntry> {
+    let p = canonical_or_nearest(path);
+    let mounts = read_mountinfo();
+    mount_for_path_in(&mounts, &p).cloned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mountinfo_plain_line() {
+        let m = parse_mountinfo_line("27 1 254:0 / / rw,relatime - ext4 /dev/vda rw,discard,resv_strict").unwrap();
+        assert_eq!((m.mount_id, m.parent_id, m.major, m.minor), (27, 1, 254, 0));
+        assert_eq!(m.root, PathBuf::from("/"));
+        assert_eq!(m.mount_point, PathBuf::from("/"));
+        assert!(m.optional.is_empty());
+        assert_eq!(m.fs_type, "ext4");
+        assert_eq!(m.source, "/dev/vda");
+        assert_eq!(m.options(), "rw,relatime,discard,resv_strict");
+    }
+
+    #[test]
+    fn mountinfo_escapes_and_optional_fields() {
+        let line = r"36 35 98:0 /mnt\0401 /mnt/my\040disk\011x rw,noatime shared:1 master:2 - ext3 /dev/disk\040a ro,errors=continue";
+        let m = parse_mountinfo_line(line).unwrap();
+        assert_eq!(m.root, PathBuf::from("/mnt 1"));
+        assert_eq!(m.mount_point, PathBuf::from("/mnt/my disk\tx"));
+        assert_eq!(m.optional, vec!["shared:1".to_string(), "master:2".to_string()]);
+        assert_eq!(m.fs_type, "ext3");
+        assert_eq!(m.source, "/dev/disk a");
+        assert_eq!(m.mount_options, "rw,noatime");
+        assert_eq!(m.super_options, "ro,errors=continue");
+        // A read-only super block makes the mount read-only.
+        assert_eq!(m.options(), "ro,noatime,errors=continue");
+        assert_eq!(unescape_mount(r"a\134b\\c\04"), r"a\b\\c\04");
+        assert!(parse_mountinfo_line("garbage").is_none());
+        assert!(parse_mountinfo_line("1 2 3:4 / /x rw no-separator").is_none());
+    }
+
+    #[test]
+    fn longest_prefix_and_stacking() {
+        let text = "\
+1 0 254:0 / / rw - ext4 /dev/vda rw
+2 1 0:23 / /dev/shm rw - tmpfs tmpfs rw
+3 1 0:30 / /mnt/a\\040b rw - xfs /dev/vdb rw
+4 2 0:27 / /dev/shm rw - tmpfs tmpfs2 rw
+5 1 0:31 / /mnt/a rw - btrfs /dev/vdc rw
+";
+        let ms = parse_mountinfo(text);
+        assert_eq!(ms.len(), 5);
+        let f = |p: &str| mount_for_path_in(&ms, Path::new(p)).map(|m| m.mount_id);
+        assert_eq!(f("/home/x"), Some(1));
+        assert_eq!(f("/dev/shm/x"), Some(4), "topmost of stacked mounts");
+        assert_eq!(f("/mnt/a b/file"), Some(3));
+        assert_eq!(f("/mnt/a/file"), Some(5));
+        assert_eq!(f("/mnt/ab"), Some(1), "prefix is by component, not by string");
+    }
+
+    #[test]
+    fn option_merging() {
+        assert_eq!(merge_mount_options("rw,relatime", "rw,size=4k"), "rw,relatime,size=4k");
+        assert_eq!(merge_mount_options("ro,nosuid", "rw"), "ro,nosuid");
+        assert_eq!(merge_mount_options("", ""), "");
+    }
+}
