@@ -11,7 +11,7 @@
 //! the seed (default: from the clock, printed). A failing input is saved
 //! under `CARGO_TARGET_TMPDIR` and shown in the failure message.
 
-use fsbench::frontend::wml::{self, WmlOptions};
+use fsbench::frontend::filebench::wml::{self, WmlOptions};
 use fsbench::runner::rng::Rng;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -57,7 +57,7 @@ pub fn run_cmd(a: ExperimentArgs) -> i32 {
         resume,
         allow_device: a.common.allow_device,
         stop: super::install_stop_handler(),
-        progress: super::want_progress(&a.common),
+        events: std::sync::Arc::new(super::events::Terminal::new(super::want_progress(&a.common))),
     };
     eprintln!("fsbench: experiment '{}' → {}", exp.name, out.display());
     let alloc_warnings = crate::runner::experiment::allocation_warnings(&exp);

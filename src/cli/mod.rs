@@ -1,14 +1,15 @@
-//! Command-line entry: clap definitions and dispatch, one file per subcommand.
+//! Command-line entry: clap definitions and dispatch. The workload
+//! families' subcommands come from `frontend::FRONTENDS` (`workload.rs`);
+//! the other commands are one file each.
 
 mod compare;
+mod events;
 mod experiment;
-mod filebench;
-mod fio;
 mod quick;
-mod repeat;
+mod workload;
 
 use crate::report::export::{self, DocKind, Document, Exporter};
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -20,18 +21,12 @@ struct Cli {
     command: Command,
 }
 
+/// The commands that are not workload families.
 #[derive(Subcommand, Debug)]
 enum Command {
     /// A one-minute disk check: sequential 1 MiB bandwidth, random 4 KiB IOPS
     /// at queue depth 1 and 32 with latency percentiles, and fsync latency.
     Quick(quick::QuickArgs),
-    /// Run fio job files or fio-style options:
-    /// `fsbench fio JOB.fio [--size=1g ...]` or `fsbench fio --name=x --rw=randread ...`.
-    /// fio options are `--key=value`; fsbench's own flags are listed below.
-    Fio(fio::FioArgs),
-    /// Run a Filebench workload: a shipped personality by name
-    /// (`fsbench filebench fileserver --set dir=/mnt/x`) or a .f file (`-f my.f`).
-    Filebench(filebench::FilebenchArgs),
     /// Compare two results per metric: relative difference with its 95% confidence interval and Welch's t-test
     Compare(compare::CompareArgs),
     /// Run an experiment file: targets × workloads × cache scenarios ×
@@ -42,6 +37,12 @@ enum Command {
     /// (internal) the background load process fsbench starts during runs
     #[command(hide = true, name = "background-load")]
     BackgroundLoad(crate::environment::background::ChildArgs),
+}
+
+/// The whole command line: the commands above and one subcommand per
+/// workload family.
+fn command() -> clap::Command {
+    crate::frontend::FRONTENDS.iter().fold(Cli::command(), |c, f| c.subcommand(workload::command(*f)))
 }
 
 /// Flags shared by the commands that run a workload.
@@ -65,18 +66,28 @@ pub struct CommonArgs {
 }
 
 pub fn main() -> i32 {
-    let cli = match Cli::try_parse() {
-        Ok(c) => c,
+    let matches = match command().try_get_matches() {
+        Ok(m) => m,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
             let _ = e.print();
             return code;
         }
     };
+    if let Some((name, sub)) = matches.subcommand() {
+        if let Some(f) = crate::frontend::find(name) {
+            return workload::run(f, sub);
+        }
+    }
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return 2;
+        }
+    };
     match cli.command {
         Command::Quick(a) => quick::run(a),
-        Command::Fio(a) => fio::run(a),
-        Command::Filebench(a) => filebench::run(a),
         Command::Compare(a) => compare::run(a),
         Command::BackgroundLoad(a) => crate::environment::background::child_main_args(a),
         Command::Experiment(a) => experiment::run_cmd(a),
@@ -94,6 +105,45 @@ pub fn main() -> i32 {
             0
         }
     }
+}
+
+/// The flags that make a workload command repeat its workload in a chosen
+/// environment.
+#[derive(clap::Args, Debug, Clone)]
+pub struct RepeatArgs {
+    /// Run the workload N times and report statistics over the runs.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
+    /// Cache scenario applied before each measured run, once the workload's
+    /// files exist: warm, cold, polluted:SIZE (fresh-mount needs a managed
+    /// target: use `fsbench experiment`).
+    #[arg(long)]
+    pub cache: Option<String>,
+    /// Background load during each run, e.g. files or files:fsync.
+    #[arg(long)]
+    pub background: Option<String>,
+}
+
+impl RepeatArgs {
+    /// Any of the flags given: the output is a repeated-run document.
+    pub fn wanted(&self) -> bool {
+        self.repeat > 1 || self.cache.is_some() || self.background.is_some()
+    }
+}
+
+/// 130 when interrupted, 1 when a job failed, else 0 (and why on stderr).
+pub fn exit_code(result: &crate::result::RunResult, stopped: bool) -> i32 {
+    if stopped {
+        eprintln!("fsbench: interrupted; the results above are partial");
+        return 130;
+    }
+    for j in &result.jobs {
+        if let Some(e) = &j.error {
+            eprintln!("fsbench: job '{}' failed: {e}", j.name);
+            return 1;
+        }
+    }
+    0
 }
 
 /// Ctrl-C and SIGTERM set the flag (workers stop, partial results are

@@ -2,9 +2,10 @@
 //! KDiskMark show), honest about caching: O_DIRECT when the file system
 //! supports it, and a plain statement when it had to fall back.
 
-use super::fio::exit_code;
+use super::exit_code;
 use super::CommonArgs;
 use crate::model::job::{BlockSize, JobSpec, RwKind};
+use crate::model::{Plan, Workload};
 use crate::report::export::{DocKind, Document};
 use crate::runner::{self, RunOptions};
 use clap::Args;
@@ -12,6 +13,9 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
+
+/// The layout of quick's table.
+const LAYOUT: &str = "quick";
 
 #[derive(Args, Debug)]
 pub struct QuickArgs {
@@ -101,10 +105,10 @@ pub fn run(a: QuickArgs) -> i32 {
         allow_device: false,
         keep_files: false,
         stop: super::install_stop_handler(),
-        progress: super::want_progress(&a.common),
+        events: std::sync::Arc::new(super::events::Terminal::new(super::want_progress(&a.common))),
         command: std::env::args().collect(),
     };
-    let result = match runner::run(jobs, &opts, "quick") {
+    let result = match runner::execute(&Plan::new(Workload::Jobs(jobs), LAYOUT), &opts, &mut |_| {}) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("fsbench quick: error: {e}");

@@ -24,70 +24,21 @@
 //! runtime = 30                   # seconds (optional)
 //! ```
 //!
+//! The keys of a `[[workload]]` besides `label` belong to the workload
+//! families (`frontend::FRONTENDS`): each family checks its own and returns
+//! a recipe, planned per target when the experiment runs.
+//!
 //! Every error names the file, line, column and key.
 
 use crate::frontend::environment::{parse_background, parse_cache};
-use crate::model::environment::{BackgroundSpec, CacheScenario, DeviceSource, TargetSpec};
+use crate::frontend::FRONTENDS;
+use crate::model::environment::{CacheScenario, DeviceSource, TargetSpec};
+pub use crate::model::experiment::{BackgroundChoice, Experiment, MatrixWorkload, Target};
 use crate::units::parse_size;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
-
-/// A checked experiment.
-#[derive(Clone, Debug)]
-pub struct Experiment {
-    pub name: String,
-    pub description: Option<String>,
-    pub file: PathBuf,
-    pub repeat: u32,
-    pub params: BTreeMap<String, String>,
-    pub targets: Vec<Target>,
-    pub workloads: Vec<Workload>,
-    pub caches: Vec<CacheScenario>,
-    /// `None` = no background load.
-    pub backgrounds: Vec<Option<BackgroundChoice>>,
-}
-
-#[derive(Clone, Debug)]
-pub struct Target {
-    pub label: String,
-    pub spec: TargetSpec,
-}
-
-/// A background load as written; the directory is fixed per target at run time.
-#[derive(Clone, Debug)]
-pub struct BackgroundChoice {
-    pub label: String,
-    pub text: String,
-}
-
-impl BackgroundChoice {
-    pub fn spec(&self, dir: &Path) -> Result<BackgroundSpec, String> {
-        parse_background(&self.text, dir.to_path_buf())
-    }
-}
-
-/// A workload of the matrix, `${…}` still unexpanded (`${target}` is known
-/// only when the target is up): fio (an optional job file plus arguments) or
-/// Filebench (a personality or .f file plus `set` overrides).
-#[derive(Clone, Debug)]
-pub struct Workload {
-    pub label: String,
-    pub fio_file: Option<PathBuf>,
-    pub args: Vec<String>,
-    pub filebench: Option<FilebenchSource>,
-    /// `set $name` overrides of a Filebench workload.
-    pub sets: Vec<(String, String)>,
-    /// Seconds (`--runtime`), possibly `${param}`: checked once expanded.
-    pub runtime: Option<String>,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub enum FilebenchSource {
-    Personality(String),
-    File(PathBuf),
-}
 
 /// An error with its place in the file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,6 +49,8 @@ pub struct ExperimentError {
     pub key: Option<String>,
     pub message: String,
 }
+
+impl std::error::Error for ExperimentError {}
 
 impl std::fmt::Display for ExperimentError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -154,18 +107,8 @@ struct RawLoop {
     size: Spanned<String>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawWorkload {
-    label: Spanned<String>,
-    fio: Option<Spanned<String>>,
-    #[serde(default)]
-    args: Vec<String>,
-    filebench: Option<Spanned<String>>,
-    #[serde(default)]
-    set: BTreeMap<String, Spanned<toml::Value>>,
-    runtime: Option<Spanned<toml::Value>>,
-}
+/// A `[[workload]]` table: `label` and the keys of one family.
+type RawWorkload = BTreeMap<String, Spanned<toml::Value>>;
 
 /// Maps byte offsets of the text to line and column.
 struct Locator<'a> {
@@ -252,9 +195,11 @@ pub fn parse(text: &str, path: &Path, sets: &[String]) -> Result<Experiment, Exp
             backgrounds.push(None);
             continue;
         }
-        // Check the syntax now, with a placeholder directory.
-        parse_background(text, PathBuf::from("/")).map_err(|e| loc.span(b, "background", e))?;
-        backgrounds.push(Some(BackgroundChoice { label: text.replace([':', ',', '='], "-"), text: text.to_string() }));
+        // The directory is the target's unless the load names one (dir=).
+        let placeholder = PathBuf::from("/nonexistent/fsbench-background");
+        let spec = parse_background(text, placeholder.clone()).map_err(|e| loc.span(b, "background", e))?;
+        let dir_given = spec.dir != placeholder;
+        backgrounds.push(Some(BackgroundChoice { label: text.replace([':', ',', '='], "-"), spec, dir_given }));
     }
     if backgrounds.is_empty() {
         backgrounds.push(None);
@@ -267,8 +212,18 @@ pub fn parse(text: &str, path: &Path, sets: &[String]) -> Result<Experiment, Exp
     }
     let targets = raw.target.iter().map(|t| target(&loc, t, &params)).collect::<Result<Vec<_>, _>>()?;
     unique(&loc, raw.target.iter().map(|t| &t.label), "target.label")?;
-    let workloads = raw.workload.iter().map(|w| workload(&loc, w, &base)).collect::<Result<Vec<_>, _>>()?;
-    unique(&loc, raw.workload.iter().map(|w| &w.label), "workload.label")?;
+    let mut labels = Vec::new();
+    for (i, w) in raw.workload.iter().enumerate() {
+        let Some(l) = w.get("label") else {
+            return Err(loc.at(0, Some("workload"), format!("[[workload]] number {} has no label", i + 1)));
+        };
+        match l.get_ref() {
+            toml::Value::String(s) => labels.push(Spanned::new(l.span(), s.clone())),
+            _ => return Err(loc.span(l, "label", "expected a string")),
+        }
+    }
+    let workloads = raw.workload.iter().zip(&labels).map(|(w, l)| workload(&loc, w, l, &base)).collect::<Result<Vec<_>, _>>()?;
+    unique(&loc, labels.iter(), "workload.label")?;
     Ok(Experiment { name, description: raw.description, file: path.to_path_buf(), repeat, params, targets, workloads, caches, backgrounds })
 }
 
@@ -339,74 +294,138 @@ fn target(loc: &Locator, t: &RawTarget, params: &BTreeMap<String, String>) -> Re
     Ok(Target { label, spec })
 }
 
-fn workload(loc: &Locator, w: &RawWorkload, base: &Path) -> Result<Workload, ExperimentError> {
-    let label = w.label.get_ref().clone();
-    if let Some(fb) = &w.filebench {
-        if w.fio.is_some() || !w.args.is_empty() {
-            return Err(loc.span(fb, "filebench", "a workload is either fio (fio, args) or filebench (filebench, set, runtime), not both"));
-        }
-        let name = fb.get_ref();
-        let source = if name.ends_with(".f") || name.contains('/') {
-            let p = base.join(name);
-            if !p.is_file() {
-                return Err(loc.span(fb, "filebench", format!("workload file {} does not exist", p.display())));
-            }
-            FilebenchSource::File(p)
-        } else if crate::frontend::personalities::find(name).is_some() {
-            FilebenchSource::Personality(name.clone())
-        } else {
-            let hint = crate::frontend::personalities::closest(name).map(|c| format!("; did you mean '{c}'?")).unwrap_or_default();
-            return Err(loc.span(fb, "filebench", format!("no personality named '{name}'{hint} (or give a path ending in .f)")));
+/// One `[[workload]]`: the family whose keys it uses checks it.
+fn workload(loc: &Locator, w: &RawWorkload, label: &Spanned<String>, base: &Path) -> Result<MatrixWorkload, ExperimentError> {
+    let owner = |k: &str| FRONTENDS.iter().copied().find(|f| f.workload_keys().contains(&k));
+    let mut family: Option<(&'static dyn crate::frontend::Frontend, &str)> = None;
+    for (k, v) in w.iter().filter(|(k, _)| k.as_str() != "label") {
+        let Some(f) = owner(k) else {
+            let known: Vec<String> = FRONTENDS.iter().map(|f| format!("{} ({})", f.workload_keys().join(", "), f.name())).collect();
+            return Err(loc.span(
+                v,
+                k,
+                format!("unknown workload key '{k}'; expected label and the keys of one family: {}", known.join("; ")),
+            ));
         };
-        let mut sets = Vec::new();
-        for (k, v) in &w.set {
-            let text = match v.get_ref() {
-                toml::Value::String(s) => s.clone(),
-                toml::Value::Integer(i) => i.to_string(),
-                toml::Value::Boolean(b) => b.to_string(),
-                _ => return Err(loc.span(v, k, "expected a string, integer or boolean")),
-            };
-            sets.push((k.trim_start_matches('$').to_string(), text));
-        }
-        let runtime = match &w.runtime {
-            Some(r) => {
-                let text = match r.get_ref() {
-                    toml::Value::Integer(i) => i.to_string(),
-                    toml::Value::String(s) => s.clone(),
-                    _ => return Err(loc.span(r, "runtime", "expected seconds (an integer, or a string with ${param})")),
-                };
-                if !text.contains("${") {
-                    runtime_seconds(&text).map_err(|m| loc.span(r, "runtime", m))?;
-                }
-                Some(text)
+        match family {
+            Some((g, first)) if g.name() != f.name() => {
+                return Err(loc.span(
+                    v,
+                    k,
+                    format!(
+                        "'{k}' is a {} key but '{first}' is a {} key: a workload is either {} ({}) or {} ({}), not both",
+                        f.name(),
+                        g.name(),
+                        g.name(),
+                        g.workload_keys().join(", "),
+                        f.name(),
+                        f.workload_keys().join(", ")
+                    ),
+                ));
             }
-            None => None,
-        };
-        return Ok(Workload { label, fio_file: None, args: Vec::new(), filebench: Some(source), sets, runtime });
-    }
-    if let Some((k, _)) = w.set.iter().next() {
-        return Err(loc.span(&w.label, "set", format!("'set.{k}' applies to filebench workloads; fio workloads take args")));
-    }
-    if let Some(r) = &w.runtime {
-        return Err(loc.span(r, "runtime", "runtime applies to filebench workloads; fio workloads take args = [\"--runtime=N\"]"));
-    }
-    let fio_file = match &w.fio {
-        Some(f) => {
-            let p = base.join(f.get_ref());
-            if !p.is_file() {
-                return Err(loc.span(f, "fio", format!("job file {} does not exist", p.display())));
-            }
-            Some(p)
+            Some(_) => {}
+            None => family = Some((f, k.as_str())),
         }
-        None => None,
+    }
+    let Some((f, _)) = family else {
+        let how: Vec<String> = FRONTENDS.iter().map(|f| format!("{} = ... ({})", f.workload_keys()[0], f.name())).collect();
+        return Err(loc.span(label, "workload", format!("the workload names no family: expected one of {}", how.join(", "))));
     };
-    if fio_file.is_none() && !w.args.iter().any(|a| a.starts_with("--name=")) {
-        return Err(loc.span(&w.label, "workload", "expected fio = JOBFILE, args with --name=..., or filebench = PERSONALITY"));
-    }
-    Ok(Workload { label, fio_file, args: w.args.clone(), filebench: None, sets: Vec::new(), runtime: None })
+    let def = WorkloadDef { label: label.get_ref().clone(), base: base.to_path_buf(), keys: w, loc, label_at: label.span().start };
+    Ok(MatrixWorkload { label: def.label.clone(), family: f.name(), recipe: f.from_workload(&def)? })
 }
 
-/// A Filebench workload's `runtime`, once `${…}` is expanded.
+/// One `[[workload]]` table as its family reads it: typed getters whose
+/// errors point at the key in the file.
+pub struct WorkloadDef<'a> {
+    pub label: String,
+    /// The experiment file's directory: relative paths start there.
+    pub base: PathBuf,
+    keys: &'a RawWorkload,
+    loc: &'a Locator<'a>,
+    label_at: usize,
+}
+
+impl WorkloadDef<'_> {
+    pub fn has(&self, key: &str) -> bool {
+        self.keys.contains_key(key)
+    }
+
+    /// An error at `key` (or at the label when the key is absent).
+    pub fn error(&self, key: &str, message: impl Into<String>) -> ExperimentError {
+        let at = self.keys.get(key).map(|v| v.span().start).unwrap_or(self.label_at);
+        self.loc.at(at, Some(key), message)
+    }
+
+    /// A string value.
+    pub fn string(&self, key: &str) -> Result<Option<String>, ExperimentError> {
+        match self.keys.get(key).map(|v| v.get_ref()) {
+            None => Ok(None),
+            Some(toml::Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(self.error(key, "expected a string")),
+        }
+    }
+
+    /// An array of strings (absent: empty).
+    pub fn strings(&self, key: &str) -> Result<Vec<String>, ExperimentError> {
+        match self.keys.get(key).map(|v| v.get_ref()) {
+            None => Ok(Vec::new()),
+            Some(toml::Value::Array(a)) => a
+                .iter()
+                .map(|x| match x {
+                    toml::Value::String(s) => Ok(s.clone()),
+                    _ => Err(self.error(key, "expected an array of strings")),
+                })
+                .collect(),
+            Some(_) => Err(self.error(key, "expected an array of strings")),
+        }
+    }
+
+    /// A string, integer or boolean, as text.
+    pub fn scalar(&self, key: &str) -> Result<Option<String>, ExperimentError> {
+        match self.keys.get(key).map(|v| v.get_ref()) {
+            None => Ok(None),
+            Some(v) => scalar_text(v).map(Some).ok_or_else(|| self.error(key, "expected a string, integer or boolean")),
+        }
+    }
+
+    /// An inline table of strings, integers or booleans (absent: empty).
+    pub fn scalar_table(&self, key: &str) -> Result<Vec<(String, String)>, ExperimentError> {
+        match self.keys.get(key).map(|v| v.get_ref()) {
+            None => Ok(Vec::new()),
+            Some(toml::Value::Table(t)) => t
+                .iter()
+                .map(|(k, v)| {
+                    scalar_text(v)
+                        .map(|s| (k.clone(), s))
+                        .ok_or_else(|| self.error(key, format!("'{key}.{k}': expected a string, integer or boolean")))
+                })
+                .collect(),
+            Some(_) => Err(self.error(key, "expected a table, e.g. { name = value }")),
+        }
+    }
+
+    /// A path relative to the experiment file that must be a file.
+    pub fn existing_file(&self, key: &str, what: &str) -> Result<Option<PathBuf>, ExperimentError> {
+        let Some(name) = self.string(key)? else { return Ok(None) };
+        let p = self.base.join(&name);
+        if !p.is_file() {
+            return Err(self.error(key, format!("{what} {} does not exist", p.display())));
+        }
+        Ok(Some(p))
+    }
+}
+
+fn scalar_text(v: &toml::Value) -> Option<String> {
+    match v {
+        toml::Value::String(s) => Some(s.clone()),
+        toml::Value::Integer(i) => Some(i.to_string()),
+        toml::Value::Boolean(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// Seconds given as `runtime` (a number ≥ 1), once `${…}` is expanded.
 pub fn runtime_seconds(text: &str) -> Result<u64, String> {
     match text.trim().parse::<u64>() {
         Ok(n) if n >= 1 => Ok(n),
@@ -576,10 +595,16 @@ args = ["--name=w", "--rw=write", "--size=${size}", "--directory=${target}"]
         let e = parse_str(&format!("{FB}filebench = \"fileserver\"\nset = {{ nfiles = 100, dir = \"${{target}}/x\" }}\nruntime = 5\n"))
             .unwrap();
         let w = &e.workloads[0];
-        assert_eq!(w.filebench, Some(FilebenchSource::Personality("fileserver".into())));
-        assert!(w.sets.contains(&("nfiles".into(), "100".into())), "{:?}", w.sets);
-        assert!(w.sets.contains(&("dir".into(), "${target}/x".into())), "{:?}", w.sets);
-        assert_eq!(w.runtime.as_deref(), Some("5"));
+        assert_eq!(w.family, "filebench");
+        // Planned for a target: the sets and runtime are in the plan.
+        let at = crate::model::recipe::Placement { target: "/mnt/t".into(), is_device: false, params: &e.params };
+        let plan = w.recipe.plan(&at).unwrap().plan;
+        let crate::model::Workload::Flow(f) = &plan.workload else { panic!("a flow") };
+        assert_eq!(f.source, "builtin:fileserver");
+        assert_eq!(f.filesets[0].path, std::path::Path::new("/mnt/t/x"), "dir = ${{target}}/x");
+        assert!(f.vars.contains(&("nfiles".into(), "100".into())), "{:?}", f.vars);
+        assert_eq!(f.run.duration_s, 5);
+        assert_eq!(plan.layout, "filebench");
     }
 
     #[test]
@@ -594,6 +619,10 @@ args = ["--name=w", "--rw=write", "--size=${size}", "--directory=${target}"]
         let e = err_at(&format!("{FB}filebench = \"missing/x.f\"\n"));
         assert!(e.message.contains("does not exist"), "{e}");
         let e = err_at(&format!("{FB}args = [\"--name=x\"]\nruntime = 3\n"));
-        assert!(e.message.contains("filebench workloads"), "{e}");
+        assert!(e.message.contains("not both") && e.line == 8, "{e}");
+        let e = err_at(&format!("{FB}bogus = 1\n"));
+        assert!(e.message.contains("unknown workload key 'bogus'") && e.message.contains("filebench, set, runtime (filebench)"), "{e}");
+        let e = err_at(FB);
+        assert!(e.message.contains("names no family") && e.line == 6, "{e}");
     }
 }

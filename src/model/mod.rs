@@ -1,30 +1,110 @@
-//! The model every frontend produces and the runner consumes.
+//! The model every frontend produces and the runner consumes. It imports
+//! nothing else from the crate, so everything may use it.
+//!
+//! A `Plan` is one run: a workload in one of the shapes the runners take
+//! (fio-style jobs, a Filebench-style flow, ...) and the layout its result
+//! is shown in. A new shape is a file here plus one line in `workloads!`,
+//! and one arm in `runner::execute`, which the compiler asks for.
 
 pub mod engine;
 pub mod environment;
+pub mod experiment;
 pub mod flow;
 pub mod job;
+pub mod recipe;
 
 use std::path::PathBuf;
 
-/// What one run executes: fio-style jobs, or one Filebench-style workload.
-#[derive(Clone, Debug)]
-pub enum Plan {
+/// What every shape of workload answers, so that nothing above the model
+/// needs to know which shape it holds.
+pub trait Shape {
+    /// Where the workload keeps its files (background loads write next to
+    /// them); "." when it names none.
+    fn data_dir(&self) -> Option<PathBuf>;
+    /// Its files stay from one run to the next (fio's laid-out files);
+    /// otherwise the runner builds them in every run and removes them after.
+    fn keeps_files_between_runs(&self) -> bool;
+    /// It allocates blocks during the run (writes new, growing or sparse
+    /// files), so block-allocation settings can change its result.
+    fn allocates(&self) -> bool;
+}
+
+/// Declares the shapes: the `Workload` enum and its `Shape` dispatch.
+macro_rules! workloads {
+    ($($(#[$doc:meta])* $variant:ident($ty:ty),)*) => {
+        /// A workload in the shape its runner takes.
+        #[derive(Clone, Debug)]
+        pub enum Workload {
+            $($(#[$doc])* $variant($ty),)*
+        }
+
+        impl Workload {
+            pub fn shape(&self) -> &dyn Shape {
+                match self {
+                    $(Workload::$variant(w) => w,)*
+                }
+            }
+        }
+    };
+}
+
+workloads! {
+    /// fio-style jobs (groups, clones, engines).
     Jobs(Vec<job::JobSpec>),
+    /// A Filebench-style flow: filesets, processes, threads, flowops.
     Flow(flow::FlowPlan),
 }
 
+/// One run: the workload and the registered layout (`report::layout`) its
+/// result is shown in, chosen by the frontend that planned it.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub workload: Workload,
+    pub layout: &'static str,
+}
+
 impl Plan {
-    /// Where the workload keeps its files (background loads write next to
-    /// them): the first job's directory or file's parent, or the first
-    /// fileset's path.
+    pub fn new(workload: Workload, layout: &'static str) -> Plan {
+        Plan { workload, layout }
+    }
+
+    /// Where the workload keeps its files, "." when it names none.
     pub fn data_dir(&self) -> PathBuf {
-        let dir = match self {
-            Plan::Jobs(jobs) => jobs
-                .first()
-                .and_then(|j| j.directory.clone().or_else(|| j.filenames.first().and_then(|f| f.parent()).map(|p| p.to_path_buf()))),
-            Plan::Flow(f) => f.filesets.first().map(|s| s.path.clone()),
-        };
-        dir.filter(|p| !p.as_os_str().is_empty()).unwrap_or_else(|| PathBuf::from("."))
+        self.workload.shape().data_dir().filter(|p| !p.as_os_str().is_empty()).unwrap_or_else(|| PathBuf::from("."))
+    }
+}
+
+impl Shape for Vec<job::JobSpec> {
+    /// The first job's directory or its first file's parent.
+    fn data_dir(&self) -> Option<PathBuf> {
+        self.first().and_then(|j| j.directory.clone().or_else(|| j.filenames.first().and_then(|f| f.parent()).map(|p| p.to_path_buf())))
+    }
+    fn keeps_files_between_runs(&self) -> bool {
+        true
+    }
+    /// Buffered writes allocate (delayed or not); O_DIRECT overwrites of a
+    /// file laid out before the run never do, unless the file is created
+    /// on open, unlinked after, or not preallocated.
+    fn allocates(&self) -> bool {
+        self.iter().any(|j| j.rw.writes() && (!j.direct || j.fallocate == job::Fallocate::None || j.create_on_open || j.unlink))
+    }
+}
+
+impl Shape for flow::FlowPlan {
+    /// The first fileset's path.
+    fn data_dir(&self) -> Option<PathBuf> {
+        self.filesets.first().map(|s| s.path.clone())
+    }
+    fn keeps_files_between_runs(&self) -> bool {
+        false
+    }
+    /// Creating, appending and writing whole files allocate: assume a flow
+    /// that writes or creates at all does.
+    fn allocates(&self) -> bool {
+        self.processes
+            .iter()
+            .flat_map(|p| &p.threads)
+            .flat_map(|t| &t.flowops)
+            .any(|o| o.kind.direction() == flow::Direction::Write || o.kind == flow::FlowopKind::CreateFile)
     }
 }

@@ -60,3 +60,41 @@ pub struct ExperimentRun {
     pub attribution: Attribution,
     pub result: RunResult,
 }
+
+impl Attribution {
+    /// What the run's devices saw (the target's `device` when it has one,
+    /// else every device not underlying another), next to what the workload
+    /// and the background load issued.
+    pub fn of(r: &RunResult, device: Option<&std::path::Path>, background_write_bytes: u64) -> Attribution {
+        let want = device.and_then(|d| d.file_name()).map(|n| n.to_string_lossy().to_string());
+        let mut dev_read = None;
+        let mut dev_write = None;
+        for g in &r.groups {
+            let underlying: Vec<&String> = g.devices.iter().flat_map(|d| d.underlying.iter()).collect();
+            for d in &g.devices {
+                let is_target = match &want {
+                    Some(w) => &d.name == w,
+                    None => !underlying.contains(&&d.name),
+                };
+                if is_target {
+                    *dev_read.get_or_insert(0) += d.delta.read_sectors * 512;
+                    *dev_write.get_or_insert(0) += d.delta.write_sectors * 512;
+                }
+            }
+        }
+        let ((_, read), (_, write)) =
+            r.jobs.iter().map(|j| j.issued()).fold(((0, 0), (0, 0)), |((a, b), (c, d)), ((e, f), (g, h))| ((a + e, b + f), (c + g, d + h)));
+        let storage: u64 = r.groups.iter().map(|g| g.process_io.write_bytes).sum();
+        Attribution {
+            benchmark_read_bytes: read,
+            benchmark_write_bytes: write,
+            benchmark_storage_write_bytes: storage,
+            background_write_bytes,
+            device_read_bytes: dev_read,
+            device_write_bytes: dev_write,
+            // Capped at 1: buffered data the benchmark dirtied but the kernel had
+            // not written back by the end of the run never reached the device.
+            benchmark_share_of_device_writes: dev_write.filter(|&d| d > 0).map(|d| storage.min(d) as f64 / d as f64),
+        }
+    }
+}

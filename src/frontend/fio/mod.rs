@@ -7,6 +7,8 @@
 //! - `build`: entries and arguments → jobs, late checks
 
 mod build;
+mod family;
+pub use family::{Fio, LAYOUT};
 mod expand;
 mod ini;
 pub mod options;

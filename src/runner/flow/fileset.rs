@@ -14,7 +14,7 @@ use crate::environment::safety;
 use crate::model::flow::{Dist, FilesetSpec, FlowPlan, Num, RandVar};
 use crate::result::flow::FilesetReport;
 use crate::runner::buffers;
-use crate::runner::files::device_size;
+use crate::runner::jobs::files::device_size;
 use crate::runner::rng::Rng;
 use std::fs::{File, OpenOptions};
 use std::io::Write;

@@ -56,6 +56,7 @@ use crate::model::flow::{FlowPlan, Step};
 use crate::observe::blockdev::DeviceWatch;
 use crate::result::flow::FlowReport;
 use crate::result::{GroupResult, JobResult, RunResult, Timeline};
+use crate::runner::events::{Expected, Meter, Warnings};
 use crate::runner::{sleep_unless_stopped, RunOptions};
 use buf::MapBuf;
 use fileset::Fileset;
@@ -65,14 +66,9 @@ use std::time::{Duration, Instant};
 use sync::{BlockCv, EventGen, Gate, ProcCounters, PubSlot, Reason, RunCtl, Sem};
 use thread::{Shared, ThreadOut};
 
-fn warn(warnings: &mut Vec<String>, w: String) {
-    eprintln!("fsbench: warning: {w}");
-    warnings.push(w);
-}
-
 /// `system "cmd"`: through sh, its stdout sent to our stderr (stdout carries
 /// the report).
-fn run_system(cmd: &str, warnings: &mut Vec<String>) {
+fn run_system(cmd: &str, warnings: &mut Warnings) {
     use std::os::fd::AsFd;
     let out = std::io::stderr().as_fd().try_clone_to_owned().map(std::process::Stdio::from);
     let mut c = std::process::Command::new("sh");
@@ -82,8 +78,8 @@ fn run_system(cmd: &str, warnings: &mut Vec<String>) {
     }
     match c.status() {
         Ok(s) if s.success() => {}
-        Ok(s) => warn(warnings, format!("system \"{cmd}\" exited with {s}")),
-        Err(e) => warn(warnings, format!("system \"{cmd}\" could not run: {e}")),
+        Ok(s) => warnings.warn(format!("system \"{cmd}\" exited with {s}")),
+        Err(e) => warnings.warn(format!("system \"{cmd}\" could not run: {e}")),
     }
 }
 
@@ -92,7 +88,7 @@ fn populate_missing(plan: &FlowPlan, sets: &mut [Option<Fileset>], opts: &RunOpt
         if slot.is_none() {
             let fs = fileset::populate(plan, j, opts.allow_device)?;
             let r = &fs.report;
-            eprintln!(
+            opts.events.note(&format!(
                 "fsbench: fileset {}: {} entries ({} preallocated, {} leaf dirs, {} directories), {:.1} MiB in {:.2} s",
                 r.name,
                 r.entries,
@@ -101,7 +97,7 @@ fn populate_missing(plan: &FlowPlan, sets: &mut [Option<Fileset>], opts: &RunOpt
                 r.directories,
                 r.preallocated_bytes as f64 / 1048576.0,
                 r.populate_s
-            );
+            ));
             *slot = Some(fs);
         }
     }
@@ -111,35 +107,35 @@ fn populate_missing(plan: &FlowPlan, sets: &mut [Option<Fileset>], opts: &RunOpt
 /// Run the workload; an interrupted run comes back partial, its files
 /// removed (unless kept).
 pub fn run(plan: &FlowPlan, opts: &RunOptions) -> Result<RunResult, String> {
-    run_with(plan, opts, &mut |_| {})
+    run_with(plan, opts, LAYOUT, &mut |_| {})
 }
 
 /// Files of each fileset `before_measure` gets to check the cache with.
 const CACHE_SAMPLE: usize = 64;
 
-/// The layout Filebench runs are shown in.
-pub const LAYOUT: &str = "filebench";
+/// The layout `run` (tests) gives its results.
+const LAYOUT: &str = "filebench";
 
 /// `run`, calling `before_measure` once the filesets exist and before any
 /// thread starts: the place for a cache scenario, so "cold" means the
 /// preallocated files are not cached when the measured window opens. It
 /// gets up to 64 existing files of each fileset, spread over the fileset.
-pub fn run_with(plan: &FlowPlan, opts: &RunOptions, before_measure: &mut dyn FnMut(&[PathBuf])) -> Result<RunResult, String> {
+pub fn run_with(plan: &FlowPlan, opts: &RunOptions, layout: &str, before_measure: &mut dyn FnMut(&[PathBuf])) -> Result<RunResult, String> {
     let started_unix = crate::runner::unix_now();
     let prog = program::build(plan)?;
-    let mut warnings = Vec::new();
+    let mut warnings = Warnings::new(&*opts.events);
     let mut sets: Vec<Option<Fileset>> = plan.filesets.iter().map(|_| None).collect();
     let outcome = prelude_and_run(plan, &prog, opts, &mut sets, &mut warnings, before_measure);
     for fs in sets.iter_mut().flatten() {
         match fs.cleanup(opts.keep_files) {
-            Ok(Some(note)) => eprintln!("fsbench: {note}"),
+            Ok(Some(note)) => opts.events.note(&format!("fsbench: {note}")),
             Ok(None) => {}
-            Err(e) => warn(&mut warnings, format!("cleanup of fileset '{}': {e}", fs.name)),
+            Err(e) => warnings.warn(format!("cleanup of fileset '{}': {e}", fs.name)),
         }
     }
     let (job, group, roots) = outcome?;
     let partial = job.partial;
-    Ok(crate::runner::envelope(opts, LAYOUT, started_unix, vec![job], vec![group], &roots, warnings, partial))
+    Ok(crate::runner::envelope(opts, layout, started_unix, vec![job], vec![group], &roots, warnings.list, partial))
 }
 
 type Parts = (JobResult, GroupResult, Vec<PathBuf>);
@@ -149,7 +145,7 @@ fn prelude_and_run(
     prog: &program::Program,
     opts: &RunOptions,
     sets: &mut [Option<Fileset>],
-    warnings: &mut Vec<String>,
+    warnings: &mut Warnings,
     before_measure: &mut dyn FnMut(&[PathBuf]),
 ) -> Result<Parts, String> {
     for step in &plan.prelude {
@@ -159,7 +155,7 @@ fn prelude_and_run(
         match step {
             Step::CreateFiles => populate_missing(plan, sets, opts)?,
             Step::System(cmd) => run_system(cmd, warnings),
-            Step::Echo(text) => eprintln!("{text}"),
+            Step::Echo(text) => opts.events.note(text),
             Step::Sleep(s) => sleep_unless_stopped(Duration::from_secs(*s), &opts.stop),
         }
     }
@@ -178,17 +174,16 @@ fn prelude_and_run(
     r
 }
 
-fn setup_warnings(plan: &FlowPlan, prog: &program::Program, filesets: &[Fileset], opts: &RunOptions, warnings: &mut Vec<String>) {
+fn setup_warnings(plan: &FlowPlan, prog: &program::Program, filesets: &[Fileset], opts: &RunOptions, warnings: &mut Warnings) {
     if plan.eventgen_rate == Some(0) {
-        warn(
-            warnings,
+        warnings.warn(
             "eventgen rate=0: the *limit flowops do not throttle at all (fsbench treats rate 0 as unthrottled; Filebench busy-spins a CPU)"
                 .into(),
         );
     }
     for name in &prog.idle_limits {
         if plan.eventgen_rate.is_none() {
-            warn(warnings, format!("flowop {name}: no eventgen, so it limits nothing and records no ops (as in Filebench)"));
+            warnings.warn(format!("flowop {name}: no eventgen, so it limits nothing and records no ops (as in Filebench)"));
         }
     }
     if !opts.cache_controlled {
@@ -197,9 +192,7 @@ fn setup_warnings(plan: &FlowPlan, prog: &program::Program, filesets: &[Fileset]
         let set: u64 = filesets.iter().filter(|f| !f.device).map(|f| f.dataset_bytes).sum();
         let ram = crate::host::meminfo::read_meminfo().total;
         if !all_direct && set > 0 && ram > 0 && set < ram {
-            warn(
-                warnings,
-                format!(
+            warnings.warn(format!(
                     "the filesets hold {} (nominal), which fits in RAM ({}), and the page cache is not controlled: results may show memory speed; use --cache=cold, directio, or larger filesets",
                     crate::units::bytes(set),
                     crate::units::bytes(ram)
@@ -214,7 +207,7 @@ fn execute(
     prog: &program::Program,
     opts: &RunOptions,
     filesets: &[Fileset],
-    warnings: &mut Vec<String>,
+    warnings: &mut Warnings,
 ) -> Result<Parts, String> {
     setup_warnings(plan, prog, filesets, opts, warnings);
     let mut src = MapBuf::new(prog.src_len + 4096)?;
@@ -233,6 +226,7 @@ fn execute(
         pubs: prog.threads.iter().map(|t| t.slots.iter().map(|_| PubSlot::default()).collect()).collect(),
         holders: prog.holders.clone(),
         src,
+        report: &*opts.events,
     };
     let roots: Vec<PathBuf> = filesets.iter().map(|f| f.root.clone()).collect();
     let root_refs: Vec<&Path> = roots.iter().map(|p| p.as_path()).collect();
@@ -275,17 +269,15 @@ fn execute(
     let (ops, infos) = report::merge(prog, &outs);
     for out in &outs {
         for n in &out.notes {
-            if !warnings.contains(n) {
-                warn(warnings, n.clone());
-            }
+            warnings.warn(n.clone());
         }
     }
     for w in report::shortage_warnings(&infos, plan.mode) {
-        warn(warnings, w);
+        warnings.warn(w);
     }
     let error = sh.ctl.error();
     if let Some(e) = &error {
-        warn(warnings, format!("the run stopped on an error: {e}"));
+        warnings.warn(format!("the run stopped on an error: {e}"));
     }
     let partial = opts.stop.load(Ordering::Relaxed);
     let mut timeline = Timeline { interval_ms: 1000, ..Default::default() };
@@ -355,6 +347,8 @@ fn control(
     let io0 = process_io();
     let u0 = UsageMark::now();
     let mut sampler = report::Sampler::start(sh);
+    let meter = std::sync::Arc::new(Meter::default());
+    opts.events.measuring(&plan.name, &Expected { time: Some(duration), ..Default::default() }, meter.clone());
     let start = Instant::now();
     // Without a warm-up the window opens with the gate, so nothing a fast
     // thread does falls before it.
@@ -391,6 +385,9 @@ fn control(
                 next_print = Some(at + p);
             }
         }
+        let totals = report::snapshot(sh);
+        meter.ops.store(totals.iter().map(|t| t[0]).sum(), Ordering::Relaxed);
+        meter.bytes.store(totals.iter().map(|t| t[1]).sum(), Ordering::Relaxed);
         let mut wake = deadline.min(next_tick);
         if let Some(at) = next_print {
             wake = wake.min(at);
@@ -399,6 +396,7 @@ fn control(
     };
     ctl.end();
     let end = Instant::now();
+    opts.events.measured();
     let usage = u0.until(&UsageMark::now());
     let elapsed_ns = end.duration_since(start).as_nanos() as u64;
     Window { sampler, usage, io: process_io().since(&io0), devices: watch.finish(elapsed_ns), elapsed_ns, ended_by }

@@ -74,15 +74,16 @@ impl Sampler {
         let (from, span) = if reset { (&self.prev_int, at_s - self.prev_int_at) } else { (&self.base, at_s) };
         let st =
             IntervalStats { at_s, span_s: span, ops: delta(&now, from, 0), bytes: delta(&now, from, 1), lat_sum_ns: delta(&now, from, 2) };
-        print_interval(&st, names);
+        sh.report.note(&interval_lines(&st, names));
         self.intervals.push(st);
         self.prev_int = now;
         self.prev_int_at = at_s;
     }
 }
 
-/// Filebench-like lines on stderr (stdout is for the report).
-fn print_interval(st: &IntervalStats, names: &[(String, FlowopKind)]) {
+/// Filebench-like lines for the interval (notes go to stderr: stdout is
+/// for the report).
+fn interval_lines(st: &IntervalStats, names: &[(String, FlowopKind)]) -> String {
     let span = st.span_s.max(1e-9);
     let mut lines = format!("{:8.3}: Per-Operation Breakdown\n", st.at_s);
     let (mut ops, mut rd, mut wr, mut bytes, mut lat) = (0u64, 0u64, 0u64, 0u64, 0u64);
@@ -110,7 +111,7 @@ fn print_interval(st: &IntervalStats, names: &[(String, FlowopKind)]) {
         bytes as f64 / span / 1048576.0,
         if ops == 0 { 0.0 } else { lat as f64 / ops as f64 / 1e6 }
     );
-    eprintln!("{lines}");
+    lines
 }
 
 /// Per name, in definition order: the merged statistics and the report's

@@ -99,7 +99,7 @@ pub fn options() -> RunOptions {
         allow_device: false,
         keep_files: false,
         stop: Arc::new(AtomicBool::new(false)),
-        progress: false,
+        events: Arc::new(crate::runner::events::Collect::default()),
         cache_controlled: true,
         command: vec!["test".into()],
     }

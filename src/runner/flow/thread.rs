@@ -43,6 +43,8 @@ pub struct Shared<'a> {
     pub holders: Vec<Vec<(usize, usize)>>,
     /// Write data for every thread, filled once with the plan's content.
     pub src: MapBuf,
+    /// Where `print` flowops and psrun intervals go.
+    pub report: &'a dyn crate::runner::events::Events,
 }
 
 /// Per-slot results of one thread.
@@ -358,7 +360,7 @@ impl<'s, 'a> Worker<'s, 'a> {
             Print => {
                 if !self.printed[ni] {
                     self.printed[ni] = true;
-                    eprintln!("fsbench: {}: {}", node.spec.name, node.spec.text.as_deref().unwrap_or(""));
+                    self.sh.report.note(&format!("fsbench: {}: {}", node.spec.name, node.spec.text.as_deref().unwrap_or("")));
                 }
                 let t0 = Instant::now();
                 self.record(node, t0, 0);

@@ -2,9 +2,9 @@
 //! and opening. Everything here happens before the measured window.
 
 use super::offsets::Region;
-use super::rng::Rng;
 use crate::environment::safety;
 use crate::model::job::{Fallocate, JobSpec, SyncMode, READ, WRITE};
+use crate::runner::rng::Rng;
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -186,7 +186,7 @@ fn lay_out(spec: &JobSpec, path: &Path, needed: u64, ledger: &mut Ledger) -> Res
 fn fill_file(f: &File, from: u64, to: u64, spec: &JobSpec, path: &Path) -> Result<(), String> {
     let mut rng = Rng::new(spec.randseed ^ 0x1a1d0);
     let mut buf = vec![0u8; 1 << 20];
-    super::buffers::fill(&mut buf, &spec.buffer, &mut rng);
+    crate::runner::buffers::fill(&mut buf, &spec.buffer, &mut rng);
     let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
     use std::io::Seek;
     w.seek(std::io::SeekFrom::Start(from)).map_err(|e| e.to_string())?;

@@ -3,18 +3,14 @@
 //! into the binary so `fsbench filebench NAME` needs no file on disk.
 
 use crate::frontend::suggest::edit_distance;
+use crate::frontend::Preset;
 
-pub struct Personality {
-    pub name: &'static str,
-    /// One line for listings.
-    pub summary: &'static str,
-    /// The WML text, as in workloads/filebench/NAME.f.
-    pub text: &'static str,
-}
+/// A personality is the family's preset.
+pub type Personality = Preset;
 
 macro_rules! personality {
     ($name:literal, $summary:literal) => {
-        Personality { name: $name, summary: $summary, text: include_str!(concat!("../../workloads/filebench/", $name, ".f")) }
+        Preset { name: $name, summary: $summary, text: include_str!(concat!("../../../workloads/filebench/", $name, ".f")) }
     };
 }
 

@@ -1,7 +1,7 @@
 //! Where the next I/O goes: sequential streams, random offsets, and the
 //! random map that visits every block exactly once per pass.
 
-use super::rng::Rng;
+use crate::runner::rng::Rng;
 
 /// A keyed bijection on `0..n` (a small Feistel network with cycle-walking).
 /// It replaces fio's bitmap-based random map: O(1) memory for any file size,

@@ -5,14 +5,14 @@
 //! and makes the engine's own call(s); no allocation, lock or formatting
 //! (the optional I/O log is the user's explicit exception).
 
-use super::buffers::{self, Buffers};
 use super::files::{self, PreparedFile};
 use super::offsets::OffsetGen;
-use super::rng::Rng;
-use super::sleep_unless_stopped;
 use crate::ioengine::{self, Completion, EngineBuf, EngineConfig, EngineFile, IoEngine, IoOp, IoUnit, Queued};
 use crate::model::job::{BlockSize, JobSpec, READ, WRITE};
 use crate::result::{OpClass, OpStats, Timeline};
+use crate::runner::buffers::{self, Buffers};
+use crate::runner::rng::Rng;
+use crate::runner::sleep_unless_stopped;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::os::fd::AsRawFd;

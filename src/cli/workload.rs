@@ -1,0 +1,274 @@
+//! Every workload family's subcommand, from `frontend::FRONTENDS`: the
+//! family's own arguments plus the flags every workload command has
+//! (output, repeats, cache scenario, background load), then each step the
+//! frontend yields run as one cell (`runner::cell`) or `--repeat` cells,
+//! and the document written through the exporters.
+
+use super::events::Terminal;
+use super::{emit_doc, exit_code, exporter_for, install_stop_handler, want_progress, CommonArgs, RepeatArgs};
+use crate::frontend::environment::{parse_background, parse_cache};
+use crate::frontend::{Frontend, Step};
+use crate::model::recipe::Lowered;
+use crate::report::export::{DocKind, Document, Exporter};
+use crate::runner::cell::{run_cell, CellRun, Environment};
+use crate::runner::events::Events;
+use crate::runner::RunOptions;
+use crate::stats::repeated::Repeated;
+use clap::{Arg, ArgMatches, Args, Command, FromArgMatches};
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// The flags every workload command has, added to a family's command.
+fn with_common_flags(c: Command) -> Command {
+    // Augmenting takes the flag structs' doc comments as the command's
+    // description: keep the family's.
+    let about = c.get_about().cloned();
+    let c = RepeatArgs::augment_args(CommonArgs::augment_args(c));
+    match about {
+        Some(a) => c.about(a),
+        None => c,
+    }
+}
+
+/// The subcommand as the top-level parser sees it. A family that takes its
+/// tool's own `--key=value` options gets everything as one list, split
+/// below.
+pub fn command(f: &dyn Frontend) -> Command {
+    if f.raw_args() {
+        Command::new(f.name()).about(f.about()).disable_help_flag(true).arg(
+            Arg::new("args").num_args(0..).trailing_var_arg(true).allow_hyphen_values(true).help("Job files, options and fsbench's flags"),
+        )
+    } else {
+        with_common_flags(f.command())
+    }
+}
+
+/// Separate fsbench's flags (those `own` defines, with their values) from
+/// the tool's own arguments. The flags come from the clap definitions, so a
+/// new common flag is never passed to the tool by mistake.
+fn split(args: &[String], own: &Command) -> (Vec<String>, Vec<String>) {
+    let takes_value =
+        |name: &str| -> Option<bool> { own.get_arguments().find(|a| a.get_long() == Some(name)).map(|a| a.get_action().takes_values()) };
+    let (mut mine, mut rest) = (Vec::new(), Vec::new());
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let key = a.strip_prefix("--").map(|k| k.split('=').next().unwrap_or(k));
+        match key.and_then(takes_value) {
+            Some(true) => {
+                mine.push(a.clone());
+                if !a.contains('=') {
+                    mine.extend(it.next().cloned());
+                }
+            }
+            Some(false) => mine.push(a.clone()),
+            None => rest.push(a.clone()),
+        }
+    }
+    (mine, rest)
+}
+
+pub fn run(f: &dyn Frontend, m: &ArgMatches) -> i32 {
+    let name = f.name();
+    let (matches, raw) = if f.raw_args() {
+        let args: Vec<String> = m.get_many::<String>("args").map(|v| v.cloned().collect()).unwrap_or_default();
+        let mut own = with_common_flags(f.command()).bin_name(format!("fsbench {name}")).no_binary_name(true);
+        if args.iter().any(|a| a == "--help" || a == "-h") {
+            println!("Usage: fsbench {name} [ARGS...] [fsbench flags]\n\n{}\n\n{}", f.reads(), own.render_long_help());
+            return 0;
+        }
+        let (mine, rest) = split(&args, &own);
+        match own.try_get_matches_from_mut(mine) {
+            Ok(m) => (m, rest),
+            Err(e) => {
+                eprint!("fsbench {name}: {e}");
+                return 2;
+            }
+        }
+    } else {
+        (m.clone(), Vec::new())
+    };
+    let (common, repeat) = match (CommonArgs::from_arg_matches(&matches), RepeatArgs::from_arg_matches(&matches)) {
+        (Ok(c), Ok(r)) => (c, r),
+        (Err(e), _) | (_, Err(e)) => {
+            eprint!("fsbench {name}: {e}");
+            return 2;
+        }
+    };
+    let kind = if repeat.wanted() { DocKind::Repeated } else { DocKind::Run };
+    let exporter = match exporter_for(name, &common.output_format, kind) {
+        Ok(e) => e,
+        Err(code) => return code,
+    };
+    let env = match EnvFlags::check(&repeat) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("fsbench {name}: {e}");
+            return 2;
+        }
+    };
+    let session = match f.from_cli(&matches, &raw) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("fsbench {name}: error: {e}");
+            return 2;
+        }
+    };
+    let stop = install_stop_handler();
+    let events: Arc<dyn Events> = Arc::new(Terminal::new(want_progress(&common)));
+    let opts = RunOptions {
+        allow_device: common.allow_device,
+        keep_files: common.keep_files,
+        stop: stop.clone(),
+        events: events.clone(),
+        cache_controlled: false,
+        command: std::env::args().collect(),
+    };
+    let mut status = 0;
+    for step in session {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        match step {
+            Err(e) => {
+                eprintln!("fsbench {name}: error: {e}");
+                status = 2;
+            }
+            // Listings and configurations go to stdout unless stdout
+            // carries a machine-readable document.
+            Ok(Step::Print(text)) if exporter.name() == "text" => print!("{text}"),
+            Ok(Step::Print(text)) => eprint!("{text}"),
+            Ok(Step::Run { lowered, append_report_to }) => {
+                let out = append_report_to.map(Output::Append).unwrap_or(Output::Given(common.output.clone()));
+                let code = run_plan(lowered, &env, &repeat, &opts, exporter, &out);
+                status = status.max(code);
+                if code == 130 {
+                    break;
+                }
+            }
+        }
+    }
+    status
+}
+
+/// Where a report goes.
+enum Output {
+    /// `--output FILE`, or stdout.
+    Given(Option<PathBuf>),
+    /// Appended to a file the workload named (Postmark's `run FILE`).
+    Append(PathBuf),
+}
+
+/// `--cache` and `--background`, checked before anything runs; the
+/// background load's directory is the workload's, known per plan.
+struct EnvFlags {
+    cache: Option<crate::model::environment::CacheScenario>,
+    background: Option<String>,
+}
+
+impl EnvFlags {
+    fn check(r: &RepeatArgs) -> Result<EnvFlags, String> {
+        let cache = r.cache.as_deref().map(parse_cache).transpose().map_err(|e| format!("--cache: {e}"))?;
+        if let Some(b) = &r.background {
+            parse_background(b, PathBuf::from("/")).map_err(|e| format!("--background: {e}"))?;
+        }
+        Ok(EnvFlags { cache, background: r.background.clone() })
+    }
+}
+
+/// Run one plan (`--repeat` times) and write its document.
+fn run_plan(lowered: Lowered, env: &EnvFlags, repeat: &RepeatArgs, opts: &RunOptions, exporter: &dyn Exporter, out: &Output) -> i32 {
+    for w in &lowered.warnings {
+        opts.events.warning(w);
+    }
+    let plan = lowered.plan;
+    let background = match env.background.as_deref().map(|b| parse_background(b, plan.data_dir().join("fsbench-background"))).transpose() {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("fsbench: error: --background: {e}");
+            return 2;
+        }
+    };
+    let mut cells: Vec<CellRun> = Vec::new();
+    for i in 1..=repeat.repeat {
+        if opts.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let cell_env = Environment { cache: env.cache.as_ref(), background: background.as_ref(), target: None };
+        match run_cell(&plan, cell_env, opts) {
+            Ok(c) => cells.push(c),
+            Err(e) => {
+                let run = if repeat.wanted() { format!("run {i}: ") } else { String::new() };
+                eprintln!("fsbench: error: {run}{e}");
+                return 1;
+            }
+        }
+        if repeat.wanted() {
+            opts.events.note(&format!("fsbench: run {i}/{} done", repeat.repeat));
+        }
+    }
+    let Some(last) = cells.last() else { return 130 };
+    let status = exit_code(&last.result, opts.stop.load(Ordering::Relaxed));
+    let written = if repeat.wanted() {
+        let cache_reports = cells.iter().filter_map(|c| c.cache.clone()).collect();
+        let bg_reports = cells.iter().filter_map(|c| c.background.clone()).collect();
+        let runs = cells.into_iter().map(|c| c.result).collect();
+        let doc = Repeated::new(repeat.cache.clone(), repeat.background.clone(), cache_reports, bg_reports, runs);
+        write(exporter, &Document::Repeated(&doc), out)
+    } else {
+        write(exporter, &Document::Run(&last.result), out)
+    };
+    match written {
+        Ok(()) => status,
+        Err(code) => code,
+    }
+}
+
+fn write(exporter: &dyn Exporter, doc: &Document, out: &Output) -> Result<(), i32> {
+    match out {
+        Output::Given(o) => emit_doc(exporter, doc, o),
+        Output::Append(path) => {
+            use std::io::Write;
+            let text = exporter.render(doc).map_err(|e| {
+                eprintln!("fsbench: error: {e}");
+                1
+            })?;
+            let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(|e| {
+                eprintln!("fsbench: error: cannot append to {}: {e}", path.display());
+                1
+            })?;
+            f.write_all(text.as_bytes()).map_err(|e| {
+                eprintln!("fsbench: error: cannot append to {}: {e}", path.display());
+                1
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fsbench_flags_are_split_from_the_tools_options_by_their_definitions() {
+        let own = with_common_flags(crate::frontend::fio::Fio.command());
+        let args: Vec<String> = [
+            "job.fio",
+            "--size=1g",
+            "--output-format",
+            "json",
+            "--keep-files",
+            "--runtime=5",
+            "--output=x.json",
+            "--repeat",
+            "3",
+            "--ignore-unknown",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let (mine, rest) = split(&args, &own);
+        assert_eq!(mine, vec!["--output-format", "json", "--keep-files", "--output=x.json", "--repeat", "3", "--ignore-unknown"]);
+        assert_eq!(rest, vec!["job.fio", "--size=1g", "--runtime=5"]);
+    }
+}

@@ -1,0 +1,74 @@
+//! One run in its environment: the single way `--repeat` and experiments
+//! run a cell. Once the workload's files are in place (before fio jobs,
+//! after a Filebench flow has built its filesets) the cache scenario is
+//! applied, then the background load starts, so a fresh mount never finds
+//! the load's files open; after the run the load stops and what reached the
+//! device is attributed.
+
+use super::{execute, RunError, RunOptions};
+use crate::environment::background::{BackgroundLoad, BackgroundReport};
+use crate::environment::cache::{self, CacheReport};
+use crate::environment::target::ActiveTarget;
+use crate::model::environment::{BackgroundSpec, CacheScenario};
+use crate::model::Plan;
+use crate::result::experiment::Attribution;
+use crate::result::RunResult;
+
+/// The environment a cell runs in.
+#[derive(Default)]
+pub struct Environment<'a> {
+    pub cache: Option<&'a CacheScenario>,
+    pub background: Option<&'a BackgroundSpec>,
+    /// A target fsbench set up: a fresh mount remounts it, attribution
+    /// reads its device.
+    pub target: Option<&'a mut ActiveTarget>,
+}
+
+/// A run and what was done and seen around it.
+pub struct CellRun {
+    pub result: RunResult,
+    /// Absent when no scenario was asked for.
+    pub cache: Option<CacheReport>,
+    pub background: Option<BackgroundReport>,
+    pub attribution: Attribution,
+}
+
+pub fn run_cell(plan: &Plan, env: Environment, opts: &RunOptions) -> Result<CellRun, RunError> {
+    let Environment { cache: scenario, background, mut target } = env;
+    let opts = RunOptions { cache_controlled: scenario.is_some_and(|s| *s != CacheScenario::Warm), ..opts.clone() };
+    let (mut cache_step, mut load) = (None, Ok(None));
+    let result = execute(plan, &opts, &mut |files| {
+        if let Some(s) = scenario {
+            // The guard keeps a polluted scenario's file (and its cached
+            // pages) for the length of the run.
+            let (report, guard) = cache::apply_guarded(s, target.as_deref_mut(), files);
+            if !report.applied {
+                opts.events.warning(&format!(
+                    "cache scenario '{}' did not take effect: {}",
+                    s.label(),
+                    report.note.as_deref().unwrap_or("no reason given")
+                ));
+            }
+            cache_step = Some((report, guard));
+        }
+        load = background.map(|b| BackgroundLoad::start(b).map_err(|e| RunError::Environment(format!("background load: {e}")))).transpose();
+    });
+    let cache_report = cache_step.map(|(report, guard)| {
+        drop(guard);
+        report
+    });
+    let bg_report = match load? {
+        Some(l) => Some(l.stop().map_err(|e| RunError::Environment(format!("background load: {e}")))?),
+        None => None,
+    };
+    if let Some(e) = bg_report.as_ref().and_then(|b| b.error.as_ref()) {
+        opts.events.warning(&format!("the background load failed during the run: {e}"));
+    }
+    let result = result?;
+    if scenario.is_some() && cache_report.is_none() {
+        return Err(RunError::Workload("the run ended before its cache scenario was applied".into()));
+    }
+    let device = target.as_ref().and_then(|t| t.info.device.clone());
+    let attribution = Attribution::of(&result, device.as_deref(), bg_report.as_ref().map(|b| b.bytes_written).unwrap_or(0));
+    Ok(CellRun { result, cache: cache_report, background: bg_report, attribution })
+}

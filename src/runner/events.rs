@@ -1,0 +1,77 @@
+//! How runners tell the user what is going on without printing: warnings
+//! and notes as they happen, and a meter for each measured window that a
+//! progress display may read. The CLI draws; runners only report.
+
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// What "done" means for a measured window: a duration, an amount of
+/// work, or both (whichever the display reaches first).
+#[derive(Clone, Debug, Default)]
+pub struct Expected {
+    pub time: Option<Duration>,
+    /// Bytes to transfer (size-limited fio jobs).
+    pub bytes: u64,
+    /// Operations to complete (a Postmark run's transactions).
+    pub ops: u64,
+}
+
+/// Counters a runner keeps current during a measured window (written by
+/// one controlling thread, a few times a second, never per I/O).
+#[derive(Debug, Default)]
+pub struct Meter {
+    pub ops: AtomicU64,
+    pub bytes: AtomicU64,
+}
+
+pub trait Events: Send + Sync {
+    /// Something the user should know about the run's validity.
+    fn warning(&self, text: &str);
+    /// Something the workload asked to show (echo, psrun intervals) or a
+    /// step of the run (filesets built).
+    fn note(&self, text: &str);
+    /// A measured window opens; `meter` is kept current until `measured`.
+    fn measuring(&self, label: &str, expected: &Expected, meter: Arc<Meter>);
+    /// The window closed.
+    fn measured(&self);
+}
+
+/// Keeps every warning and note, shows nothing: for tests and for runs
+/// whose caller reports by itself.
+#[derive(Debug, Default)]
+pub struct Collect {
+    pub warnings: Mutex<Vec<String>>,
+    pub notes: Mutex<Vec<String>>,
+}
+
+impl Events for Collect {
+    fn warning(&self, text: &str) {
+        self.warnings.lock().unwrap_or_else(|e| e.into_inner()).push(text.to_string());
+    }
+    fn note(&self, text: &str) {
+        self.notes.lock().unwrap_or_else(|e| e.into_inner()).push(text.to_string());
+    }
+    fn measuring(&self, _: &str, _: &Expected, _: Arc<Meter>) {}
+    fn measured(&self) {}
+}
+
+/// The warnings of one run: each is reported as it happens and kept for
+/// the result, once.
+pub struct Warnings<'a> {
+    events: &'a dyn Events,
+    pub list: Vec<String>,
+}
+
+impl<'a> Warnings<'a> {
+    pub fn new(events: &'a dyn Events) -> Warnings<'a> {
+        Warnings { events, list: Vec::new() }
+    }
+
+    pub fn warn(&mut self, w: String) {
+        if !self.list.contains(&w) {
+            self.events.warning(&w);
+            self.list.push(w);
+        }
+    }
+}
