@@ -5,6 +5,8 @@
 //! `result` (typed, serialisable) → `report` (text, JSON, fio JSON).
 //! `environment` and `observe` describe and watch the system around a run.
 
+#![warn(clippy::undocumented_unsafe_blocks)]
+
 pub mod cli;
 pub mod environment;
 pub mod frontend;
