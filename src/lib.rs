@@ -4,6 +4,11 @@
 //! jobs) → `runner` (issue I/O through an `ioengine`, timed by `measure`) →
 //! `result` (typed, serialisable) → `report` (text, JSON, fio JSON).
 //! `environment` and `observe` describe and watch the system around a run.
+//! `units` (values with units) and `host` (/proc and /sys) are the leaves
+//! everything may use; `tests/layers.rs` checks the directions between the
+//! top-level modules.
+
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod cli;
 pub mod environment;

@@ -204,6 +204,8 @@ fn sigint_stops_the_subcommand_cleanly() {
     while load_files(&dir) == 0 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(5));
     }
+    // SAFETY: kill takes plain integers and touches no memory; `child` has not been waited for, so its pid still names
+    // that process.
     unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0));

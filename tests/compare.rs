@@ -44,7 +44,10 @@ fn two_cells() -> (tempfile::TempDir, PathBuf, PathBuf) {
         std::fs::create_dir(d).unwrap();
     }
     for i in 0..3 {
-        fio_run(&work, &["--rw=read"], &a.join(format!("run{i}.json")));
+        // One second of cached reads: a 1 MiB pass alone lasts well under a
+        // millisecond, short enough for one descheduling on a busy machine
+        // to swing its IOPS by half.
+        fio_run(&work, &["--rw=read", "--time_based", "--runtime=1"], &a.join(format!("run{i}.json")));
         fio_run(&work, &["--rw=randread", "--thinktime=200"], &b.join(format!("run{i}.json")));
     }
     (root, a, b)

@@ -226,6 +226,8 @@ fn kill_and_check(work: &Path, text: &str) {
     }
     assert!(!fsbench_mounts().is_empty(), "the experiment never mounted its target");
     std::thread::sleep(std::time::Duration::from_secs(2));
+    // SAFETY: kill takes plain integers and touches no memory; `child` has not been waited for, so its pid still names
+    // that process.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(130), "{}", String::from_utf8_lossy(&o.stderr));

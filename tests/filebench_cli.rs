@@ -46,6 +46,8 @@ fn ctrl_c_reports_partial_results_and_removes_the_filesets() {
     }
     std::thread::sleep(Duration::from_millis(1500));
     let t_kill = Instant::now();
+    // SAFETY: kill takes plain integers and touches no memory; `child` has not been waited for, so its pid still names
+    // that process.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let o = child.wait_with_output().unwrap();
     assert!(t_kill.elapsed() < Duration::from_secs(10), "stopping took {:?}", t_kill.elapsed());

@@ -309,6 +309,8 @@ fn ctrl_c_prints_partial_results_and_removes_created_files() {
         .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(1500));
     assert!(dir.path().join("long.0.0").exists(), "the job file exists while running");
+    // SAFETY: kill takes plain integers and touches no memory; `child` has not been waited for, so its pid still names
+    // that process.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130));

@@ -100,7 +100,11 @@ pub fn run_cmd(a: ExperimentArgs) -> i32 {
 fn timestamp() -> String {
     let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let t = secs as libc::time_t;
+    // SAFETY: libc::tm is integers plus (on glibc) a nullable tm_zone pointer, for all of which all-zero bytes is a
+    // valid value.
     let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: gmtime_r reads the live local `t` and writes only into the live local `tm`; being the re-entrant variant,
+    // it keeps no pointer to either.
     unsafe { libc::gmtime_r(&t, &mut tm) };
     format!("{:04}{:02}{:02}-{:02}{:02}{:02}", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec)
 }

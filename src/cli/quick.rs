@@ -159,6 +159,8 @@ fn supports_direct(dir: &Path) -> bool {
         .open(&p)
         .and_then(|f| {
             let buf = crate::runner::buffers::Buffers::new(1, 4096);
+            // SAFETY: `f` is open for the whole call, and slot 0 of `buf` (Buffers::new(1, 4096)) is 4096 initialised
+            // (zeroed) bytes that live until `buf` drops after the call; pwrite only reads them.
             let r = unsafe { libc::pwrite(std::os::fd::AsRawFd::as_raw_fd(&f), buf.slot(0).cast(), 4096, 0) };
             if r == 4096 {
                 Ok(())

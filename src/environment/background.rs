@@ -228,6 +228,8 @@ impl Load {
         }
         // Close explicitly: some file systems (NFS) report write errors here.
         let fd = file.into_raw_fd();
+        // SAFETY: `fd` came from `into_raw_fd`, so this code owns it and nothing else uses or closes it; it is closed
+        // exactly once, here.
         if unsafe { libc::close(fd) } != 0 {
             let e = std::io::Error::last_os_error();
             if e.raw_os_error() != Some(libc::EINTR) {
@@ -297,7 +299,9 @@ pub fn child_main(spec: BackgroundSpec) -> i32 {
             setup_err.get_or_insert(format!("cannot install signal handler: {e}"));
         }
     }
+    // SAFETY: getppid takes no arguments, cannot fail and touches no memory.
     let parent = unsafe { libc::getppid() };
+    // SAFETY: as above: getppid has no arguments and touches no memory.
     let parent_gone = || unsafe { libc::getppid() } != parent;
     let should_stop = || stop.load(Ordering::Relaxed) || parent_gone();
 
@@ -471,7 +475,8 @@ impl BackgroundLoad {
         let status = match self.child.try_wait() {
             Ok(Some(s)) => s,
             _ => {
-                // Not reaped yet, so the pid is still this child's.
+                // SAFETY: kill takes plain integers and touches no memory; the child has not been reaped (try_wait saw
+                // it running), so `pid` is still this child and cannot have been reused by another process.
                 unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
                 match wait_timeout(&mut self.child, STOP_WAIT) {
                     Some(s) => s,
@@ -545,6 +550,8 @@ impl Drop for BackgroundLoad {
         let clean = match self.child.try_wait() {
             Ok(Some(s)) => s.success(),
             _ => {
+                // SAFETY: kill takes plain integers and touches no memory; the child has not been reaped (try_wait saw
+                // it running), so its pid cannot have been reused by another process.
                 unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
                 match wait_timeout(&mut self.child, DROP_WAIT) {
                     Some(s) => s.success(),

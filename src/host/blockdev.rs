@@ -190,7 +190,7 @@ impl BlockDev {
             return None;
         }
         let dir = sysfs_dir_of(name);
-        let (major, minor) = parse_devnum(&read_trim(&dir.join("dev"))?)?;
+        let (major, minor) = parse_devnum(&read_trim(dir.join("dev"))?)?;
         let kind = classify(name, major, &dir);
         Some(BlockDev { name: name.to_string(), major, minor, sysfs_dir: dir, kind })
     }
@@ -344,7 +344,7 @@ fn classify(name: &str, major: u32, dir: &Path) -> BlockKind {
         }
     }
     if dir.join("loop").exists() || (major == 7 && name.starts_with("loop")) {
-        let backing_file = read_trim(&dir.join("loop/backing_file")).filter(|s| !s.is_empty()).map(PathBuf::from);
+        let backing_file = read_trim(dir.join("loop/backing_file")).filter(|s| !s.is_empty()).map(PathBuf::from);
         return BlockKind::Loop { backing_file };
     }
     if dir.join("dm").exists() {

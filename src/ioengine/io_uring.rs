@@ -175,6 +175,8 @@ impl Uring {
     /// `io_uring_enter(GETEVENTS)` without waiting: runs deferred completion
     /// work so a poll can see it (DEFER_TASKRUN only).
     fn flush_deferred(&self) -> io::Result<()> {
+        // SAFETY: io_uring_enter on this engine's own ring descriptor, submitting nothing, with a null signal mask of
+        // size 0: the kernel reads and writes no memory of ours.
         let r = unsafe {
             libc::syscall(
                 libc::SYS_io_uring_enter,
@@ -219,6 +221,9 @@ impl Uring {
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
                 Err(e) => return Err(e),
             }
+            // SAFETY: `entry` is the one `queue` built: its buffer is valid for its length until the I/O completes
+            // (IoUnit contract) and its descriptor or fixed-file index stays open and registered while the engine runs
+            // (EngineFile contract), as push requires.
             if unsafe { self.ring.submission().push(entry) }.is_ok() {
                 return Ok(());
             }
@@ -252,7 +257,8 @@ impl IoEngine for Uring {
                 ));
             }
             let iov: Vec<libc::iovec> = bufs.iter().map(|b| libc::iovec { iov_base: b.ptr.cast(), iov_len: b.len }).collect();
-            // The buffers outlive the engine (the runner owns them).
+            // SAFETY: every iovec is one of the runner's buffer slots, valid for its length and neither moved nor freed
+            // until after this engine (and its ring) is dropped, as registration requires.
             unsafe { self.ring.submitter().register_buffers(&iov) }.map_err(|e| {
                 let hint = if e.raw_os_error() == Some(libc::ENOMEM) {
                     " (registered buffers are locked memory: raise RLIMIT_MEMLOCK, `ulimit -l`)"
@@ -286,7 +292,9 @@ impl IoEngine for Uring {
         }
         let entry: squeue::Entry = if self.registerfiles { sqe!(self, io, types::Fixed(io.file)) } else { sqe!(self, io, types::Fd(fd)) }
             .user_data(io.slot as u64);
-        // The buffer stays valid until the I/O completes (IoUnit contract).
+        // SAFETY: the entry's buffer is valid for `len` bytes until this I/O completes (IoUnit contract), `fd` is one
+        // of the files given to setup and open until the engine is dropped (EngineFile contract), and a fixed buffer
+        // index was checked against `nbufs` above.
         if unsafe { self.ring.submission().push(&entry) }.is_err() {
             self.wait_for_room(&entry)?;
         }
@@ -302,6 +310,7 @@ impl IoEngine for Uring {
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
                 Err(e) if is_busy(&e) && busy < BUSY_RETRIES => {
                     busy += 1;
+                    // SAFETY: sched_yield takes no arguments and touches no memory.
                     unsafe { libc::sched_yield() };
                     continue;
                 }
@@ -358,7 +367,10 @@ mod tests {
     }
     impl Bufs {
         fn new(n: usize) -> Bufs {
+            assert!(n >= 1);
             let layout = Layout::from_size_align(n * BS, 4096).unwrap();
+            // SAFETY: `n >= 1` (asserted), so the layout's size n * BS is non-zero, as alloc_zeroed requires; null is
+            // checked next.
             let ptr = unsafe { alloc_zeroed(layout) };
             assert!(!ptr.is_null());
             Bufs { ptr, layout, n }
@@ -367,6 +379,9 @@ mod tests {
         // while the engine is not using it.
         #[allow(clippy::mut_from_ref)]
         fn slot(&self, i: usize) -> &mut [u8] {
+            assert!(i < self.n);
+            // SAFETY: `i < n` (asserted) keeps the slot's BS bytes inside the zero-initialised n * BS allocation; slots
+            // do not overlap, and the tests look at a slot only while the engine does not use it (see above).
             unsafe { std::slice::from_raw_parts_mut(self.ptr.add(i * BS), BS) }
         }
         fn engine_bufs(&self) -> Vec<EngineBuf> {
@@ -375,6 +390,7 @@ mod tests {
     }
     impl Drop for Bufs {
         fn drop(&mut self) {
+            // SAFETY: `ptr` came from alloc_zeroed with this same `layout` in `new` and is freed once, here.
             unsafe { dealloc(self.ptr, self.layout) }
         }
     }

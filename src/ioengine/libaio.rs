@@ -114,8 +114,8 @@ pub struct Libaio {
     aio_fsync: bool,
 }
 
-// The raw pointers point into this struct's own boxed arrays and into the
-// kernel ring owned by `ctx`; all use goes through `&mut self`.
+// SAFETY: the raw pointers point into this struct's own boxed arrays and into the kernel ring owned by `ctx`, none of
+// which is tied to a thread; all use goes through `&mut self`, so moving the engine to another thread cannot race.
 unsafe impl Send for Libaio {}
 
 pub const IMPL: EngineImpl = EngineImpl { name: "libaio", make };
@@ -139,6 +139,7 @@ impl Libaio {
         }
         let depth = cfg.iodepth.max(1) as usize;
         let mut ctx: libc::c_ulong = 0;
+        // SAFETY: io_setup writes one context id into `ctx`, a live local c_ulong; `depth` is a plain integer.
         let r = unsafe { libc::syscall(libc::SYS_io_setup, depth as libc::c_long, &mut ctx as *mut libc::c_ulong) };
         if r < 0 {
             let e = io::Error::last_os_error();
@@ -150,7 +151,8 @@ impl Libaio {
             return Err(io::Error::new(e.kind(), format!("libaio: io_setup({depth}) failed: {e}{hint}")));
         }
         let ring = ctx as *const AioRing;
-        // SAFETY: a successful io_setup maps the ring at `ctx`.
+        // SAFETY: io_setup succeeded, so `ctx` is the address of the aio_ring header the kernel mapped readable into
+        // this process; the header fields are only read, to decide whether the ring can be used.
         let user_ring = unsafe {
             (*ring).magic == AIO_RING_MAGIC
                 && (*ring).incompat_features == 0
@@ -206,6 +208,8 @@ impl Libaio {
     fn getevents(&mut self, min: usize, out: &mut [Completion]) -> Result<usize, i32> {
         let max = out.len().min(self.events.len());
         let min = min.min(max);
+        // SAFETY: `ctx` is this engine's live context; `events` has `events.len()` slots and `max <= events.len()`, so
+        // the kernel writes only inside it; a null timeout means wait.
         let r = unsafe {
             libc::syscall(
                 libc::SYS_io_getevents,
@@ -255,6 +259,9 @@ impl Libaio {
         let mut done = 0;
         let mut eagain = 0u32;
         while done < total {
+            // SAFETY: `pending[done..]` are `total - done` pointers to iocbs in `self.iocbs`, which is neither moved
+            // nor resized while they are pending; each iocb's buffer is valid until its I/O completes (IoUnit contract)
+            // and its descriptor is open (EngineFile contract).
             let r = unsafe {
                 libc::syscall(libc::SYS_io_submit, self.ctx, (total - done) as libc::c_long, self.pending.as_mut_ptr().add(done))
             };
@@ -280,6 +287,8 @@ impl Libaio {
                 }
                 e => {
                     // The first remaining iocb was refused; it completes with -e.
+                    // SAFETY: the pointer points into `self.iocbs`, alive and written by nobody while this shared
+                    // reference is used (the kernel refused this iocb, so it holds no reference to it).
                     let cb = unsafe { &*self.pending[done] };
                     let res = if e == libc::EINVAL && matches!(cb.aio_lio_opcode, IOCB_CMD_FSYNC | IOCB_CMD_FDSYNC) {
                         self.aio_fsync = false;
@@ -389,8 +398,8 @@ impl IoEngine for Libaio {
 
 impl Drop for Libaio {
     fn drop(&mut self) {
-        // io_destroy waits for the I/Os still in flight, so the kernel never
-        // writes into buffers the runner frees after us.
+        // SAFETY: io_destroy on this engine's own context, once (in drop); it waits for the I/Os still in flight,
+        // so the kernel never writes into buffers the runner frees after us.
         unsafe {
             libc::syscall(libc::SYS_io_destroy, self.ctx);
         }

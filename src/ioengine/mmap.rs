@@ -32,7 +32,8 @@ pub struct Mmap {
     maps: Vec<Map>,
 }
 
-// The mappings belong to this engine alone; all access goes through `&mut self`.
+// SAFETY: the mappings belong to this engine alone and are not tied to the thread that made them; all access goes
+// through `&mut self`, so moving the engine to another thread cannot race.
 unsafe impl Send for Mmap {}
 
 pub const IMPL: EngineImpl = EngineImpl { name: "mmap", make: |_| Ok(Box::new(Mmap { maps: Vec::new() })) };
@@ -44,6 +45,8 @@ impl Mmap {
     fn unmap_all(&mut self) {
         for m in self.maps.drain(..) {
             if !m.ptr.is_null() {
+                // SAFETY: `m.ptr`/`m.len` are a mapping made by map_file and not unmapped yet (the maps are drained, so
+                // each is unmapped once); nothing refers to it afterwards.
                 unsafe { libc::munmap(m.ptr.cast(), m.len as usize) };
             }
         }
@@ -57,7 +60,9 @@ fn map_file(f: &EngineFile) -> io::Result<Map> {
     }
     let len = usize::try_from(f.size)
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "mmap: file region larger than the address space"))?;
+    // SAFETY: libc::stat is plain integers, for which all-zero bytes is a valid value.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `st` is a live, writable stat that fstat only writes into; a bad descriptor just returns EBADF.
     if unsafe { libc::fstat(f.fd, &mut st) } < 0 {
         let e = io::Error::last_os_error();
         return Err(io::Error::new(e.kind(), format!("mmap: fstat(fd {}): {e}", f.fd)));
@@ -73,6 +78,8 @@ fn map_file(f: &EngineFile) -> io::Result<Map> {
         ));
     }
     let prot = if f.writable { libc::PROT_READ | libc::PROT_WRITE } else { libc::PROT_READ };
+    // SAFETY: a new MAP_SHARED mapping of `len` bytes of `f.fd` with no address hint replaces no existing mapping; it
+    // is unmapped in unmap_all.
     let p = unsafe { libc::mmap(ptr::null_mut(), len, prot, libc::MAP_SHARED, f.fd, 0) };
     if p == libc::MAP_FAILED {
         let e = io::Error::last_os_error();
@@ -114,13 +121,18 @@ impl IoEngine for Mmap {
                 let len = io.len as u64;
                 match io.offset.checked_add(len) {
                     Some(end) if end <= m.len && !m.ptr.is_null() => {
-                        // SAFETY: [offset, end) lies inside the mapping; the
-                        // buffer is valid for `len` bytes (IoUnit contract).
+                        // SAFETY: `offset + len <= m.len` (checked above), so `at` stays inside the live mapping.
                         let at = unsafe { m.ptr.add(io.offset as usize) };
                         if io.op == IoOp::Read {
+                            // SAFETY: `at` has `len` readable bytes inside the mapping and `io.buf` is valid for `len`
+                            // writable bytes (IoUnit contract); a runner buffer never lies inside a file mapping, so
+                            // they do not overlap.
                             unsafe { ptr::copy_nonoverlapping(at, io.buf, len as usize) };
                             len as i64
                         } else if m.writable {
+                            // SAFETY: `io.buf` has `len` initialised bytes (IoUnit contract) and `at` has `len` bytes
+                            // inside a mapping made with PROT_WRITE (`m.writable`); a runner buffer never lies inside a
+                            // file mapping, so they do not overlap.
                             unsafe { ptr::copy_nonoverlapping(io.buf, at, len as usize) };
                             len as i64
                         } else {
@@ -133,6 +145,8 @@ impl IoEngine for Mmap {
             }
             IoOp::Fsync | IoOp::Fdatasync if m.ptr.is_null() => do_sync(m.fd, io.op),
             IoOp::Fsync | IoOp::Fdatasync => {
+                // SAFETY: `m.ptr`/`m.len` are a live mapping of this engine (not null on this arm); msync only flushes
+                // it.
                 let r = unsafe { libc::msync(m.ptr.cast(), m.len as usize, libc::MS_SYNC) };
                 syscall_result(r as isize)
             }

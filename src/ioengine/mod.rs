@@ -123,6 +123,8 @@ pub(crate) fn syscall_result(ret: isize) -> i64 {
 /// Perform a sync op on a descriptor; shared by the synchronous engines.
 #[inline]
 pub(crate) fn do_sync(fd: RawFd, op: IoOp) -> i64 {
+    // SAFETY: fsync and fdatasync take a plain descriptor (one of the engine's files, open while it runs) and touch no
+    // memory of ours.
     let r = unsafe {
         match op {
             IoOp::Fsync => libc::fsync(fd),

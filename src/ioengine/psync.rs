@@ -17,6 +17,8 @@ impl IoEngine for Psync {
     fn queue(&mut self, io: &IoUnit) -> io::Result<Queued> {
         let fd = self.fds[io.file as usize];
         let off = io.offset as libc::off_t;
+        // SAFETY: `io.buf` is valid for `io.len` bytes (IoUnit contract: writable for a read, initialised for a write)
+        // until this synchronous call returns, and `fd` is one of the files given to setup.
         let r = unsafe {
             match io.op {
                 IoOp::Read => libc::pread(fd, io.buf.cast(), io.len as usize, off),

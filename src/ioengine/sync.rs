@@ -25,12 +25,15 @@ impl IoEngine for Sync {
             return Ok(Queued::Done(do_sync(fd, io.op)));
         }
         if self.pos[i] != io.offset {
+            // SAFETY: lseek takes plain integers and touches no memory; `fd` is one of the files given to setup.
             let r = unsafe { libc::lseek(fd, io.offset as libc::off_t, libc::SEEK_SET) };
             if r < 0 {
                 self.pos[i] = u64::MAX;
                 return Ok(Queued::Done(syscall_result(-1)));
             }
         }
+        // SAFETY: `io.buf` is valid for `io.len` bytes (IoUnit contract: writable for a read, initialised for a
+        // write) until this synchronous call returns, and `fd` is one of the files given to setup.
         let r = unsafe {
             match io.op {
                 IoOp::Read => libc::read(fd, io.buf.cast(), io.len as usize),

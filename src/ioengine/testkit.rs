@@ -21,6 +21,7 @@ impl Bufs {
         let layout = Layout::from_size_align(BS, 4096).unwrap();
         let ptrs = (0..n)
             .map(|_| {
+                // SAFETY: `layout` is BS bytes, non-zero as alloc_zeroed requires; null is checked next.
                 let p = unsafe { alloc_zeroed(layout) };
                 assert!(!p.is_null());
                 p
@@ -32,6 +33,8 @@ impl Bufs {
         self.ptrs.iter().map(|&ptr| EngineBuf { ptr, len: BS }).collect()
     }
     pub fn get(&mut self, i: usize) -> &mut [u8] {
+        // SAFETY: `ptrs[i]` (bounds-checked by the index) is a live allocation of BS zero-initialised bytes, borrowed
+        // mutably through `&mut self` for as long as the slice lives.
         unsafe { std::slice::from_raw_parts_mut(self.ptrs[i], BS) }
     }
 }
@@ -39,6 +42,7 @@ impl Bufs {
 impl Drop for Bufs {
     fn drop(&mut self) {
         for &p in &self.ptrs {
+            // SAFETY: each pointer came from alloc_zeroed with `self.layout` and is freed once, here.
             unsafe { dealloc(p, self.layout) };
         }
     }

@@ -45,7 +45,9 @@ fn tv_secs(tv: libc::timeval) -> f64 {
 
 impl UsageMark {
     pub fn now() -> UsageMark {
+        // SAFETY: libc::rusage is integers and timevals, for which all-zero bytes is a valid value.
         let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: `ru` is a live, writable rusage that getrusage(RUSAGE_SELF) only writes into.
         unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
         UsageMark { at: Instant::now(), ru }
     }

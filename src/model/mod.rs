@@ -33,6 +33,8 @@ pub trait Shape {
 macro_rules! workloads {
     ($($(#[$doc:meta])* $variant:ident($ty:ty),)*) => {
         /// A workload in the shape its runner takes.
+        // One plan per run, moved rarely: boxing the larger shapes buys nothing.
+        #[allow(clippy::large_enum_variant)]
         #[derive(Clone, Debug)]
         pub enum Workload {
             $($(#[$doc])* $variant($ty),)*

@@ -133,8 +133,6 @@ fn report(w: Watched, elapsed_ns: u64) -> DeviceReport {
     }
 }
 
-/// Test helpers shared with the other modules' tests.
-
 #[cfg(test)]
 mod tests {
     use super::*;

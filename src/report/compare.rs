@@ -103,9 +103,9 @@ pub fn table(doc: &ComparisonDoc) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::result::testutil::simple;
     use crate::result::RunResult;
     use crate::stats::compare::{compare_runs, SideInfo};
-    use crate::stats::testutil::simple;
 
     fn doc(a: &str, ra: &[RunResult], b: &str, rb: &[RunResult], filter: Option<&str>) -> ComparisonDoc {
         ComparisonDoc {

@@ -162,7 +162,7 @@ impl FlowReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::testutil::{job, op};
+    use crate::result::testutil::{job, op};
 
     #[test]
     fn io_summary_counts_only_io_flowops_and_splits_rd_wr() {

@@ -231,7 +231,7 @@ mod tests {
     /// A fio result as fsbench 0.1 wrote it (schema 1): a run of this
     /// version with what version 2 added taken out.
     fn v1_fio() -> Value {
-        use crate::stats::testutil::{job, op, run};
+        use crate::result::testutil::{job, op, run};
         let r = run(&[job("x", 1_000_000_000, &[op("read", 100, 409600, 1000), op("sync", 10, 0, 1000)])], &[]);
         let mut v = serde_json::to_value(&r).unwrap();
         v["schema"] = SCHEMA_V1.into();
@@ -297,7 +297,7 @@ mod tests {
 #[cfg(test)]
 mod side_tests {
     use super::*;
-    use crate::stats::testutil::simple;
+    use crate::result::testutil::simple;
 
     #[test]
     fn load_errors_name_the_file() {
@@ -336,7 +336,7 @@ mod side_tests {
     fn directories_load_sorted_json_files() {
         let dir = tempfile::tempdir().unwrap();
         for (name, ops) in [("b.json", 20), ("a.json", 10), ("c.json", 30)] {
-            std::fs::write(dir.path().join(name), crate::report::export::json::to_json(&simple(ops)).unwrap()).unwrap();
+            std::fs::write(dir.path().join(name), serde_json::to_string_pretty(&simple(ops)).unwrap()).unwrap();
         }
         std::fs::write(dir.path().join("README"), "not a result").unwrap();
         let s = load_side(dir.path()).unwrap();

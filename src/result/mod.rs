@@ -299,3 +299,5 @@ pub struct RunResult {
 pub mod experiment;
 pub mod flow;
 pub mod load;
+#[cfg(test)]
+pub(crate) mod testutil;

@@ -15,7 +15,8 @@ pub struct Buffers {
     pub slots: usize,
 }
 
-// The runner hands slot pointers to exactly one engine on one thread.
+// SAFETY: the allocation is owned by this value alone (freed in Drop) and not tied to a thread; the runner hands slot
+// pointers to exactly one engine on one thread, so sending the owner there cannot race.
 unsafe impl Send for Buffers {}
 
 impl Buffers {
@@ -23,6 +24,8 @@ impl Buffers {
         let len = len.div_ceil(ALIGN) * ALIGN;
         let layout = Layout::from_size_align((slots * len).max(ALIGN), ALIGN).expect("buffer layout");
         // Zeroed so no uninitialised memory ever reaches a device.
+        // SAFETY: the layout's size is at least ALIGN (`.max(ALIGN)`), non-zero as alloc_zeroed requires; null is
+        // checked next.
         let ptr = unsafe { alloc_zeroed(layout) };
         assert!(!ptr.is_null(), "out of memory allocating {} bytes of I/O buffers", layout.size());
         Buffers { ptr, layout, len, slots }
@@ -31,10 +34,15 @@ impl Buffers {
     #[inline]
     pub fn slot(&self, i: usize) -> *mut u8 {
         debug_assert!(i < self.slots);
-        unsafe { self.ptr.add(i * self.len) }
+        // Only computes the address (no unsafe offset): a slot past the end
+        // is caught where the pointer is used, not here.
+        self.ptr.wrapping_add(i * self.len)
     }
 
     pub fn slot_mut(&mut self, i: usize) -> &mut [u8] {
+        assert!(i < self.slots, "buffer slot {i} of {}", self.slots);
+        // SAFETY: `i < slots` (asserted), so the slot's `len` bytes lie inside the zero-initialised allocation; `&mut
+        // self` keeps any other slice of the buffers from existing while this one lives.
         unsafe { std::slice::from_raw_parts_mut(self.slot(i), self.len) }
     }
 
@@ -47,6 +55,7 @@ impl Buffers {
 
 impl Drop for Buffers {
     fn drop(&mut self) {
+        // SAFETY: `ptr` came from alloc_zeroed with this same `layout` in `new` and is freed once, here.
         unsafe { dealloc(self.ptr, self.layout) }
     }
 }

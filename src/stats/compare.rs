@@ -197,7 +197,7 @@ pub fn welch(metric: &str, a: &[f64], b: &[f64]) -> Comparison {
 
 #[cfg(test)]
 mod tests {
-    use crate::stats::testutil::simple;
+    use crate::result::testutil::simple;
 
     #[test]
     fn compares_metrics_on_both_sides() {

@@ -154,8 +154,8 @@ pub fn warnings(summaries: &[MetricSummary]) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testutil::*;
     use super::*;
+    use crate::result::testutil::*;
 
     fn get(m: &[(String, f64)], k: &str) -> f64 {
         m.iter().find(|(n, _)| n == k).unwrap_or_else(|| panic!("no {k} in {m:?}")).1

@@ -30,7 +30,7 @@ pub fn op<'a>(v: &'a Value, job: usize, name: &str) -> &'a Value {
 }
 
 pub fn is_root() -> bool {
-    unsafe { libc::geteuid() == 0 }
+    fsbench::host::is_root()
 }
 
 /// Skip (return true) with a printed reason when a requirement is missing.
@@ -51,7 +51,11 @@ pub fn resident_pages(path: &Path) -> usize {
     if len == 0 {
         return 0;
     }
+    // SAFETY: sysconf only reads the constant it is given; no memory of ours is involved.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+    // SAFETY: a new read-only shared mapping of the `len` bytes of open file
+    // `f` (unmapped before `f` closes); `vec` has one byte per page of it,
+    // which is what mincore writes.
     unsafe {
         let p = libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, f.as_raw_fd(), 0);
         assert_ne!(p, libc::MAP_FAILED);
@@ -66,6 +70,8 @@ pub fn resident_pages(path: &Path) -> usize {
 pub fn drop_cache(path: &Path) {
     use std::os::fd::AsRawFd;
     let f = std::fs::File::open(path).unwrap();
+    // SAFETY: fdatasync and posix_fadvise take `f`'s descriptor (open for the
+    // whole block) and integers; no memory of ours is involved.
     unsafe {
         libc::fdatasync(f.as_raw_fd());
         libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED);

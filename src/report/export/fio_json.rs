@@ -63,10 +63,14 @@ pub fn render(r: &RunResult) -> String {
 fn ctime(unix: u64) -> String {
     let t = unix as libc::time_t;
     let mut buf = [0 as libc::c_char; 64];
+    // SAFETY: `buf` has 64 bytes, more than the 26 ctime_r writes; `t` is a live time_t; the result is null or points
+    // into `buf`.
     let p = unsafe { libc::ctime_r(&t, buf.as_mut_ptr()) };
     if p.is_null() {
         return String::new();
     }
+    // SAFETY: `p` is not null, so it points into `buf`, where ctime_r wrote a NUL-terminated string; `buf` outlives
+    // this statement, which copies it out.
     unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy().trim_end().to_string()
 }
 

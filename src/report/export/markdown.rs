@@ -159,7 +159,7 @@ fn comparison(c: &ComparisonDoc) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::testutil::simple;
+    use crate::result::testutil::simple;
 
     #[test]
     fn run_table_has_a_row_per_operation_with_units() {

@@ -125,7 +125,7 @@ fn unsupported(e: &dyn Exporter, doc: &Document) -> ExportError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::testutil::simple;
+    use crate::result::testutil::simple;
 
     #[test]
     fn names_are_unique_and_every_document_has_a_format_besides_json() {

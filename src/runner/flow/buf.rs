@@ -9,9 +9,11 @@ pub struct MapBuf {
     len: usize,
 }
 
-// The shared source buffer is written once before the threads start and only
-// read afterwards; per-thread buffers are owned by one thread.
+// SAFETY: a MapBuf owns its anonymous mapping alone (unmapped in Drop), and a mapping is not tied to the thread that
+// made it.
 unsafe impl Send for MapBuf {}
+// SAFETY: through `&MapBuf` only `as_slice` and the raw `ptr()` are available; the shared source buffer is written once
+// (through `&mut`) before the threads start and only read afterwards, and per-thread buffers are used by one thread.
 unsafe impl Sync for MapBuf {}
 
 impl MapBuf {

@@ -888,8 +888,10 @@ mod tests {
         let (resident, total) = crate::environment::cache::resident_pages(&fs.file_pathbuf(0)).unwrap();
         assert_eq!(total, 256);
         // tmpfs keeps file pages in memory whatever one advises.
+        // SAFETY: libc::statfs is plain integers, for which all-zero bytes is a valid value.
         let mut sf: libc::statfs = unsafe { std::mem::zeroed() };
         let c = std::ffi::CString::new(dir.path().as_os_str().as_bytes()).unwrap();
+        // SAFETY: `c` is a NUL-terminated path alive for the call; `sf` is a live, writable statfs that statfs fills.
         assert_eq!(unsafe { libc::statfs(c.as_ptr(), &mut sf) }, 0);
         if sf.f_type != libc::TMPFS_MAGIC {
             assert_eq!(resident, 0, "pages left in the cache after cached=false");

@@ -240,7 +240,7 @@ impl Worker<'_, '_> {
         if fd < 0 && errno().raw_os_error() == Some(libc::ENOENT) {
             self.make_parents();
             t0 = Instant::now();
-            // SAFETY: as above.
+            // SAFETY: as above: `self.path` is a NUL-terminated buffer alive for the call.
             fd = unsafe { libc::open(self.path.as_ptr() as *const c_char, flags, 0o644) };
         }
         if fd < 0 {
@@ -390,7 +390,7 @@ impl Worker<'_, '_> {
             return Err(self.misuse(node, &format!("fd {i} is not open")));
         }
         let t0 = Instant::now();
-        // SAFETY: plain syscall.
+        // SAFETY: fsync takes a descriptor (slot `i`'s, checked open above) and touches no memory of ours.
         if unsafe { libc::fsync(fd) } < 0 {
             return Err(self.slot_fatal(node, i, "fsync of", errno()));
         }
@@ -406,7 +406,7 @@ impl Worker<'_, '_> {
                 continue;
             }
             let t0 = Instant::now();
-            // SAFETY: plain syscall.
+            // SAFETY: fsync takes a descriptor (an open slot's, checked above) and touches no memory of ours.
             if unsafe { libc::fsync(s.fd) } < 0 {
                 return Err(self.slot_fatal(node, i, "fsync of", errno()));
             }
@@ -435,7 +435,7 @@ impl Worker<'_, '_> {
         if r < 0 && make && errno().raw_os_error() == Some(libc::ENOENT) {
             self.make_parents();
             t0 = Instant::now();
-            // SAFETY: as above.
+            // SAFETY: as above: `p` is a NUL-terminated path alive for the call.
             r = unsafe { libc::mkdir(p, 0o755) };
         }
         if r < 0 {
@@ -469,7 +469,7 @@ impl Worker<'_, '_> {
             let r = unsafe { libc::syscall(libc::SYS_getdents64, fd, buf, len) };
             if r < 0 {
                 let err = errno();
-                // SAFETY: our descriptor.
+                // SAFETY: `fd` was opened above by this function and is closed once, here.
                 unsafe { libc::close(fd) };
                 return Err(self.fatal(node, "cannot list", err));
             }
@@ -478,7 +478,7 @@ impl Worker<'_, '_> {
             }
             bytes += r as u64;
         }
-        // SAFETY: our descriptor.
+        // SAFETY: `fd` was opened above by this function and is closed once, here.
         unsafe { libc::close(fd) };
         self.record(node, t0, bytes);
         Ok(())

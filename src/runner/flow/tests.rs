@@ -386,7 +386,9 @@ mod bench {
         let g = &r.groups[0];
         let s = flow(j).io_summary(j);
         let cpu = g.cpu.user_s + g.cpu.system_s;
+        // SAFETY: libc::rusage is integers and timevals, for which all-zero bytes is a valid value.
         let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: `ru` is a live, writable rusage that getrusage(RUSAGE_SELF) only writes into.
         unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
         for o in &j.ops {
             eprintln!(

@@ -144,7 +144,7 @@ fn set_priority(def: &ThreadDef) -> Vec<String> {
     let tid = unsafe { libc::gettid() };
     if def.nice != 0 {
         // On Linux the nice value belongs to the thread named by its id.
-        // SAFETY: plain syscall.
+        // SAFETY: setpriority takes integers only (this thread's id and a nice value) and touches no memory.
         if unsafe { libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, def.nice) } != 0 {
             notes.push(format!("thread {}: cannot set nice {}: {}", def.name, def.nice, errno()));
         }
@@ -153,7 +153,7 @@ fn set_priority(def: &ThreadDef) -> Vec<String> {
         const IOPRIO_WHO_PROCESS: libc::c_long = 1;
         const IOPRIO_CLASS_BE: libc::c_long = 2;
         let prio = (IOPRIO_CLASS_BE << 13) | level.min(7) as libc::c_long;
-        // SAFETY: plain syscall with integer arguments.
+        // SAFETY: ioprio_set takes integers only (this thread's id and a priority) and touches no memory.
         if unsafe { libc::syscall(libc::SYS_ioprio_set, IOPRIO_WHO_PROCESS, tid as libc::c_long, prio) } != 0 {
             notes.push(format!("thread {}: cannot set ioprio {level}: {}", def.name, errno()));
         }

@@ -126,6 +126,7 @@ pub(crate) fn device_size(path: &Path) -> Result<u64, String> {
     let mut size: u64 = 0;
     // BLKGETSIZE64 = _IOR(0x12, 114, size_t)
     const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
+    // SAFETY: BLKGETSIZE64 writes one u64 into `size`, a live local of that type; `f` is open for the whole call.
     let r = unsafe { libc::ioctl(f.as_raw_fd(), BLKGETSIZE64, &mut size) };
     if r < 0 {
         return Err(format!("cannot read the size of {}: {}", path.display(), std::io::Error::last_os_error()));
@@ -204,6 +205,8 @@ fn preallocate(f: &File, len: u64, how: Fallocate) {
     let fd = f.as_raw_fd();
     // A file system without fallocate (tmpfs before 3.5, vfat) still gets
     // its size from ftruncate; preallocation is only an optimisation.
+    // SAFETY: fallocate and posix_fallocate take `f`'s descriptor (open for
+    // the whole call) and integers; no memory of ours is involved.
     unsafe {
         match how {
             Fallocate::None => {}
@@ -227,6 +230,8 @@ pub fn invalidate(file: &PreparedFile) -> Result<(), String> {
     }
     let f = File::open(&file.path).map_err(|e| format!("cannot open {}: {e}", file.path.display()))?;
     let fd = f.as_raw_fd();
+    // SAFETY: fdatasync and posix_fadvise take `f`'s descriptor (open for the
+    // whole call) and integers; no memory of ours is involved.
     unsafe {
         libc::fdatasync(fd);
         libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED);

@@ -432,6 +432,10 @@ impl<'a> Worker<'a> {
         let slot = self.free.pop().expect("a free slot whenever inflight < depth");
         let buf = self.bufs.slot(slot as usize);
         if dir == WRITE && self.spec.buffer.refill {
+            // SAFETY: `buf` is a free slot (just popped from `free`, so no engine
+            // uses it) of the zero-initialised Buffers of `spec.max_bs()` bytes
+            // per slot, and `len` never exceeds the job's largest block size;
+            // nothing else refers to the slot while `b` lives.
             let b = unsafe { std::slice::from_raw_parts_mut(buf, len as usize) };
             buffers::fill(b, &self.spec.buffer, &mut self.rng);
         }
