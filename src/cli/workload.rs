@@ -136,8 +136,14 @@ pub fn run(f: &dyn Frontend, m: &ArgMatches) -> i32 {
             }
             // Listings and configurations go to stdout unless stdout
             // carries a machine-readable document.
-            Ok(Step::Print(text)) if exporter.name() == "text" => print!("{text}"),
-            Ok(Step::Print(text)) => eprint!("{text}"),
+            Ok(Step::Print { text, append_to: Some(path) }) => {
+                if let Err(e) = append(&path, &text) {
+                    eprintln!("fsbench {name}: error: {e}");
+                    status = status.max(1);
+                }
+            }
+            Ok(Step::Print { text, append_to: None }) if exporter.name() == "text" => print!("{text}"),
+            Ok(Step::Print { text, append_to: None }) => eprint!("{text}"),
             Ok(Step::Run { lowered, append_report_to }) => {
                 let out = append_report_to.map(Output::Append).unwrap_or(Output::Given(common.output.clone()));
                 let code = run_plan(lowered, &env, &repeat, &opts, exporter, &out);
@@ -228,21 +234,23 @@ fn write(exporter: &dyn Exporter, doc: &Document, out: &Output) -> Result<(), i3
     match out {
         Output::Given(o) => emit_doc(exporter, doc, o),
         Output::Append(path) => {
-            use std::io::Write;
             let text = exporter.render(doc).map_err(|e| {
                 eprintln!("fsbench: error: {e}");
                 1
             })?;
-            let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(|e| {
-                eprintln!("fsbench: error: cannot append to {}: {e}", path.display());
-                1
-            })?;
-            f.write_all(text.as_bytes()).map_err(|e| {
-                eprintln!("fsbench: error: cannot append to {}: {e}", path.display());
+            append(path, &text).map_err(|e| {
+                eprintln!("fsbench: error: {e}");
                 1
             })
         }
     }
+}
+
+/// Append `text` to a file the workload named (created if missing).
+fn append(path: &std::path::Path, text: &str) -> Result<(), String> {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(|e| format!("cannot append to {}: {e}", path.display()))?;
+    f.write_all(text.as_bytes()).map_err(|e| format!("cannot append to {}: {e}", path.display()))
 }
 
 #[cfg(test)]

@@ -42,8 +42,9 @@ pub enum Step {
     /// Run this plan; write its report to `append_report_to` (appended)
     /// instead of where the output would go, when the input says so.
     Run { lowered: Lowered, append_report_to: Option<PathBuf> },
-    /// Text the input asked to see (a listing, a configuration, help).
-    Print(String),
+    /// Text the input asked to see (a listing, a configuration, help),
+    /// appended to `append_to` when the input names a file.
+    Print { text: String, append_to: Option<PathBuf> },
 }
 
 pub type Session = Box<dyn Iterator<Item = Result<Step, FrontendError>>>;
@@ -55,7 +56,7 @@ pub fn one_run(lowered: Lowered) -> Session {
 
 /// A session that prints and runs nothing.
 pub fn print_only(text: String) -> Session {
-    Box::new(std::iter::once(Ok(Step::Print(text))))
+    Box::new(std::iter::once(Ok(Step::Print { text, append_to: None })))
 }
 
 /// Input a frontend cannot use. Either way the user gets the place (file,
