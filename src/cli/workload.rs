@@ -107,7 +107,7 @@ pub fn run(f: &dyn Frontend, m: &ArgMatches) -> i32 {
             return 2;
         }
     };
-    let session = match f.from_cli(&matches, &raw) {
+    let session = match f.lower_cli(&matches, &raw) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("fsbench {name}: error: {e}");
@@ -146,7 +146,7 @@ pub fn run(f: &dyn Frontend, m: &ArgMatches) -> i32 {
             Ok(Step::Print { text, append_to: None }) => eprint!("{text}"),
             Ok(Step::Run { lowered, append_report_to }) => {
                 let out = append_report_to.map(Output::Append).unwrap_or(Output::Given(common.output.clone()));
-                let code = run_plan(lowered, &env, &repeat, &opts, exporter, &out);
+                let code = run_plan(*lowered, &env, &repeat, &opts, exporter, &out);
                 status = status.max(code);
                 if code == 130 {
                     break;
@@ -249,7 +249,11 @@ fn write(exporter: &dyn Exporter, doc: &Document, out: &Output) -> Result<(), i3
 /// Append `text` to a file the workload named (created if missing).
 fn append(path: &std::path::Path, text: &str) -> Result<(), String> {
     use std::io::Write;
-    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(|e| format!("cannot append to {}: {e}", path.display()))?;
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|e| format!("cannot append to {}: {e}", path.display()))?;
     f.write_all(text.as_bytes()).map_err(|e| format!("cannot append to {}: {e}", path.display()))
 }
 

@@ -332,7 +332,7 @@ fn workload(loc: &Locator, w: &RawWorkload, label: &Spanned<String>, base: &Path
         return Err(loc.span(label, "workload", format!("the workload names no family: expected one of {}", how.join(", "))));
     };
     let def = WorkloadDef { label: label.get_ref().clone(), base: base.to_path_buf(), keys: w, loc, label_at: label.span().start };
-    Ok(MatrixWorkload { label: def.label.clone(), family: f.name(), recipe: f.from_workload(&def)? })
+    Ok(MatrixWorkload { label: def.label.clone(), family: f.name(), recipe: f.lower_workload(&def)? })
 }
 
 /// One `[[workload]]` table as its family reads it: typed getters whose

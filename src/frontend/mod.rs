@@ -41,7 +41,7 @@ pub struct Preset {
 pub enum Step {
     /// Run this plan; write its report to `append_report_to` (appended)
     /// instead of where the output would go, when the input says so.
-    Run { lowered: Lowered, append_report_to: Option<PathBuf> },
+    Run { lowered: Box<Lowered>, append_report_to: Option<PathBuf> },
     /// Text the input asked to see (a listing, a configuration, help),
     /// appended to `append_to` when the input names a file.
     Print { text: String, append_to: Option<PathBuf> },
@@ -51,7 +51,7 @@ pub type Session = Box<dyn Iterator<Item = Result<Step, FrontendError>>>;
 
 /// A session of one run.
 pub fn one_run(lowered: Lowered) -> Session {
-    Box::new(std::iter::once(Ok(Step::Run { lowered, append_report_to: None })))
+    Box::new(std::iter::once(Ok(Step::Run { lowered: Box::new(lowered), append_report_to: None })))
 }
 
 /// A session that prints and runs nothing.
@@ -100,13 +100,13 @@ pub trait Frontend: Sync {
     }
     /// The command line (its matches, and the unparsed arguments of a
     /// `raw_args` family) as steps to run.
-    fn from_cli(&self, m: &clap::ArgMatches, raw: &[String]) -> Result<Session, FrontendError>;
+    fn lower_cli(&self, m: &clap::ArgMatches, raw: &[String]) -> Result<Session, FrontendError>;
     /// The keys it owns in an experiment's `[[workload]]` table; the first
     /// is the family's own name when a workload must give it.
     fn workload_keys(&self) -> &'static [&'static str];
     /// A `[[workload]]` table of this family, checked, as a recipe the
     /// experiment plans per target.
-    fn from_workload(&self, w: &WorkloadDef) -> Result<Arc<dyn Recipe>, ExperimentError>;
+    fn lower_workload(&self, w: &WorkloadDef) -> Result<Arc<dyn Recipe>, ExperimentError>;
 }
 
 /// A typed error as a frontend's input error.

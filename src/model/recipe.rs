@@ -1,5 +1,5 @@
 //! A workload as an experiment file names it, before its target is known.
-//! Frontends make recipes (`frontend::Frontend::from_workload`); the
+//! Frontends make recipes (`frontend::Frontend::lower_workload`); the
 //! experiment runner turns one into a `Plan` for each target, without
 //! knowing which tool's syntax it came from.
 

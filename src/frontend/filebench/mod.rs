@@ -146,7 +146,7 @@ impl Frontend for Filebench {
                     .help("Print the workload's text (a personality's .f file) and exit"),
             )
     }
-    fn from_cli(&self, m: &clap::ArgMatches, _raw: &[String]) -> Result<Session, FrontendError> {
+    fn lower_cli(&self, m: &clap::ArgMatches, _raw: &[String]) -> Result<Session, FrontendError> {
         if m.get_flag("list") {
             let list: String = personalities::ALL.iter().map(|p| format!("{:<28} {}\n", p.name, p.summary)).collect();
             return Ok(print_only(list));
@@ -174,7 +174,7 @@ impl Frontend for Filebench {
     fn workload_keys(&self) -> &'static [&'static str] {
         &["filebench", "set", "runtime"]
     }
-    fn from_workload(&self, w: &WorkloadDef) -> Result<Arc<dyn Recipe>, ExperimentError> {
+    fn lower_workload(&self, w: &WorkloadDef) -> Result<Arc<dyn Recipe>, ExperimentError> {
         let Some(name) = w.string("filebench")? else {
             return Err(w.error("filebench", "set and runtime need filebench = PERSONALITY or FILE.f"));
         };

@@ -36,7 +36,7 @@ impl Frontend for Fio {
     fn raw_args(&self) -> bool {
         true
     }
-    fn from_cli(&self, m: &clap::ArgMatches, raw: &[String]) -> Result<Session, FrontendError> {
+    fn lower_cli(&self, m: &clap::ArgMatches, raw: &[String]) -> Result<Session, FrontendError> {
         let (files, args): (Vec<&String>, Vec<&String>) = raw.iter().partition(|a| !a.starts_with('-'));
         if files.is_empty() && args.is_empty() {
             return Err(FrontendError::Usage("no job file and no --name=...; see `fsbench fio --help`".into()));
@@ -50,7 +50,7 @@ impl Frontend for Fio {
     fn workload_keys(&self) -> &'static [&'static str] {
         &["fio", "args"]
     }
-    fn from_workload(&self, w: &WorkloadDef) -> Result<Arc<dyn Recipe>, ExperimentError> {
+    fn lower_workload(&self, w: &WorkloadDef) -> Result<Arc<dyn Recipe>, ExperimentError> {
         let file = w.existing_file("fio", "job file")?;
         let args = w.strings("args")?;
         if file.is_none() && !args.iter().any(|a| a.starts_with("--name=")) {
