@@ -11,6 +11,7 @@ pub mod environment;
 pub mod experiment;
 pub mod flow;
 pub mod job;
+pub mod postmark;
 pub mod recipe;
 
 use std::path::PathBuf;
@@ -55,6 +56,7 @@ workloads! {
     Jobs(Vec<job::JobSpec>),
     /// A Filebench-style flow: filesets, processes, threads, flowops.
     Flow(flow::FlowPlan),
+    Postmark(postmark::PostmarkPlan),
 }
 
 /// One run: the workload and the registered layout (`report::layout`) its

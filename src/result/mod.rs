@@ -299,5 +299,6 @@ pub struct RunResult {
 pub mod experiment;
 pub mod flow;
 pub mod load;
+pub mod postmark;
 #[cfg(test)]
 pub(crate) mod testutil;

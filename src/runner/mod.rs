@@ -10,6 +10,7 @@ pub mod events;
 pub mod experiment;
 pub mod flow;
 pub mod jobs;
+pub mod postmark;
 pub mod rng;
 
 use crate::environment::system;
@@ -114,6 +115,7 @@ pub fn execute(plan: &Plan, opts: &RunOptions, before_measure: &mut dyn FnMut(&[
     let r = match &plan.workload {
         Workload::Jobs(j) => jobs::run_with(j, opts, plan.layout, before_measure),
         Workload::Flow(f) => flow::run_with(f, opts, plan.layout, before_measure),
+        Workload::Postmark(p) => postmark::run_plan(p, opts, plan.layout, before_measure),
     };
     r.map_err(RunError::Workload)
 }
