@@ -6,6 +6,7 @@
 
 pub mod filebench;
 pub mod fio;
+pub mod postmark;
 pub mod quick;
 
 use crate::report::format::{bytes, thousands};
@@ -21,7 +22,7 @@ pub struct Layout {
 }
 
 /// Every layout fsbench can show a run in.
-pub const LAYOUTS: &[Layout] = &[fio::LAYOUT, filebench::LAYOUT, quick::LAYOUT];
+pub const LAYOUTS: &[Layout] = &[fio::LAYOUT, filebench::LAYOUT, quick::LAYOUT, postmark::LAYOUT];
 
 pub fn find(name: &str) -> Option<&'static Layout> {
     LAYOUTS.iter().find(|l| l.name == name)
