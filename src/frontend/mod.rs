@@ -12,6 +12,7 @@ pub mod environment;
 pub mod experiment;
 pub mod filebench;
 pub mod fio;
+pub mod postmark;
 pub mod suggest;
 
 use crate::model::recipe::{Lowered, Recipe};
@@ -21,7 +22,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Every workload family fsbench reads.
-pub static FRONTENDS: &[&dyn Frontend] = &[&fio::Fio, &filebench::Filebench];
+pub static FRONTENDS: &[&dyn Frontend] = &[&fio::Fio, &filebench::Filebench, &postmark::Postmark];
 
 pub fn find(name: &str) -> Option<&'static dyn Frontend> {
     FRONTENDS.iter().copied().find(|f| f.name() == name)
