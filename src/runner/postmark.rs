@@ -837,7 +837,7 @@ pub const LAYOUT: &str = "postmark";
 /// Run the plan as fsbench runs every shape: inside a measured window with
 /// its CPU, process I/O and device counters, progress on the meter, and
 /// the result in the common envelope (the Postmark figures in `details`).
-pub fn run_plan(
+pub(crate) fn run_plan(
     plan: &PostmarkPlan,
     opts: &RunOptions,
     layout: &str,

@@ -104,23 +104,26 @@ fn populate_missing(plan: &FlowPlan, sets: &mut [Option<Fileset>], opts: &RunOpt
     Ok(())
 }
 
-/// Run the workload; an interrupted run comes back partial, its files
-/// removed (unless kept).
-pub fn run(plan: &FlowPlan, opts: &RunOptions) -> Result<RunResult, String> {
-    run_with(plan, opts, LAYOUT, &mut |_| {})
+/// Run the workload (the tests' entry); an interrupted run comes back
+/// partial, its files removed (unless kept).
+#[cfg(test)]
+pub(crate) fn run(plan: &FlowPlan, opts: &RunOptions) -> Result<RunResult, String> {
+    run_with(plan, opts, "filebench", &mut |_| {})
 }
 
 /// Files of each fileset `before_measure` gets to check the cache with.
 const CACHE_SAMPLE: usize = 64;
 
-/// The layout `run` (tests) gives its results.
-const LAYOUT: &str = "filebench";
-
 /// `run`, calling `before_measure` once the filesets exist and before any
 /// thread starts: the place for a cache scenario, so "cold" means the
 /// preallocated files are not cached when the measured window opens. It
 /// gets up to 64 existing files of each fileset, spread over the fileset.
-pub fn run_with(plan: &FlowPlan, opts: &RunOptions, layout: &str, before_measure: &mut dyn FnMut(&[PathBuf])) -> Result<RunResult, String> {
+pub(crate) fn run_with(
+    plan: &FlowPlan,
+    opts: &RunOptions,
+    layout: &str,
+    before_measure: &mut dyn FnMut(&[PathBuf]),
+) -> Result<RunResult, String> {
     let started_unix = crate::runner::unix_now();
     let prog = program::build(plan)?;
     let mut warnings = Warnings::new(&*opts.events);

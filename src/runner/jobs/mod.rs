@@ -23,7 +23,7 @@ use worker::{ProgressCell, WorkerInput, WorkerOutput};
 
 /// Run the jobs once `before_measure` has seen their files (every file of
 /// every job and clone; some may not exist yet).
-pub fn run_with(
+pub(crate) fn run_with(
     jobs: &[JobSpec],
     opts: &RunOptions,
     layout: &str,
@@ -99,7 +99,7 @@ fn cache_warning(jobs: &[JobSpec]) -> Option<String> {
 /// Run every job; interrupted runs come back marked partial. `layout`
 /// names the renderer of the result (`fio`, or the layout of a frontend
 /// that lowers into jobs).
-pub fn run(jobs: Vec<JobSpec>, opts: &RunOptions, layout: &str) -> Result<RunResult, String> {
+pub(crate) fn run(jobs: Vec<JobSpec>, opts: &RunOptions, layout: &str) -> Result<RunResult, String> {
     let started_unix = unix_now();
     let mut warnings = Warnings::new(&*opts.events);
     for w in jobs.iter().flat_map(warnings_for) {
