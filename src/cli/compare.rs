@@ -41,7 +41,7 @@ pub fn run(a: CompareArgs) -> i32 {
         Err(code) => return code,
     };
     let sides = load_side(&a.a).and_then(|sa| load_side(&a.b).map(|sb| (sa, sb)));
-    let (sa, sb) = match sides {
+    let (mut sa, mut sb) = match sides {
         Ok(s) => s,
         Err(e) => {
             eprintln!("fsbench compare: {e}");
@@ -53,22 +53,26 @@ pub fn run(a: CompareArgs) -> i32 {
             if r.partial {
                 eprintln!("fsbench compare: warning: {label}: {} was interrupted; its figures cover what ran", f.display());
             }
-            for j in r.jobs.iter().filter(|j| j.error.is_some()) {
-                eprintln!(
-                    "fsbench compare: warning: {label}: {}: job '{}' failed: {}",
-                    f.display(),
-                    j.name,
-                    j.error.as_deref().unwrap_or_default()
-                );
+            if let Some(e) = &r.failed {
+                eprintln!("fsbench compare: warning: {label}: {} FAILED ({e}): left out", f.display());
             }
         }
-        for w in stats::warnings(&stats::summarize_runs(&side.runs)) {
+        let valid: Vec<_> = side.runs.iter().filter(|r| r.failed.is_none()).cloned().collect();
+        for w in stats::warnings(&stats::summarize_runs(&valid)) {
             if a.metric.as_deref().is_none_or(|m| w.contains(m)) {
                 eprintln!("fsbench compare: warning: {label}: {w}");
             }
         }
     }
 
+    // Failed runs are not data.
+    for (label, side) in [("A", &mut sa), ("B", &mut sb)] {
+        side.runs.retain(|r| r.failed.is_none());
+        if side.runs.is_empty() {
+            eprintln!("fsbench compare: {label} ({}): every run FAILED; nothing to compare", side.path.display());
+            return 2;
+        }
+    }
     let comparisons = match compare_runs(&sa.runs, &sb.runs, a.metric.as_deref()) {
         Ok(c) => c,
         Err(e) => {

@@ -89,7 +89,11 @@ pub fn run_cmd(a: ExperimentArgs) -> i32 {
         eprintln!("fsbench: interrupted; finish with: fsbench experiment {} --resume {}", a.file.display(), out.display());
         return 130;
     }
-    if outcome.is_err() {
+    let failed: usize = summary.cells.iter().map(|c| c.failed).sum();
+    if failed > 0 {
+        eprintln!("fsbench: {failed} run(s) FAILED and are left out of the statistics; --resume {} redoes them", out.display());
+    }
+    if outcome.is_err() || failed > 0 {
         1
     } else {
         0

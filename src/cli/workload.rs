@@ -214,7 +214,12 @@ fn run_plan(lowered: Lowered, env: &EnvFlags, repeat: &RepeatArgs, opts: &RunOpt
         }
     }
     let Some(last) = cells.last() else { return 130 };
-    let status = exit_code(&last.result, opts.stop.load(Ordering::Relaxed));
+    let mut status = exit_code(&last.result, opts.stop.load(Ordering::Relaxed));
+    let failed = cells.iter().filter(|c| c.result.failed.is_some()).count();
+    if status == 0 && failed > 0 {
+        eprintln!("fsbench: {failed} of {} runs FAILED and are left out of the statistics", cells.len());
+        status = 1;
+    }
     let written = if repeat.wanted() {
         let cache_reports = cells.iter().filter_map(|c| c.cache.clone()).collect();
         let bg_reports = cells.iter().filter_map(|c| c.background.clone()).collect();

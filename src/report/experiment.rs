@@ -74,7 +74,8 @@ pub fn table(s: &ExperimentSummary) -> String {
     let mut t = String::new();
     let _ = writeln!(t, "experiment {}: mean ± sd over n repeats [95% CI]; CV in %", s.experiment);
     for c in &s.cells {
-        let _ = writeln!(t, "{} / {} / {} / {} (n={})", c.cell.target, c.cell.workload, c.cell.cache, c.cell.background, c.runs);
+        let failed = if c.failed > 0 { format!(", {} FAILED", c.failed) } else { String::new() };
+        let _ = writeln!(t, "{} / {} / {} / {} (n={}{failed})", c.cell.target, c.cell.workload, c.cell.cache, c.cell.background, c.runs);
         for (m, x) in c.metrics.iter().filter(|(m, _)| c.headline.contains_key(*m)) {
             let _ = writeln!(
                 t,

@@ -7,6 +7,10 @@ use std::fmt::Write;
 pub fn table(doc: &Repeated) -> String {
     let (summary, warns, n) = (&doc.summary, &doc.warnings, doc.complete_runs());
     let mut t = String::new();
+    let failed = doc.failed_runs();
+    if failed > 0 {
+        let _ = writeln!(t, "{failed} of {} runs FAILED and are left out of every figure below", doc.runs.len());
+    }
     let _ = writeln!(t, "{n} runs: mean ± sd, CV, [min … max], 95% confidence interval of the mean");
     for m in summary {
         let s = &m.summary;

@@ -112,7 +112,7 @@ pub fn load_file(path: &Path) -> Result<Vec<RunResult>, LoadError> {
     if value.get("schema").and_then(|s| s.as_str()) == Some(REPEATED_SCHEMA) {
         let runs = value.get("runs").and_then(|r| r.as_array()).cloned().unwrap_or_default();
         let runs: Vec<RunResult> = runs.into_iter().map(|r| run_from(path, r)).collect::<Result<Vec<_>, _>>()?;
-        let complete: Vec<RunResult> = runs.into_iter().filter(|r| !r.partial).collect();
+        let complete: Vec<RunResult> = runs.into_iter().filter(|r| r.is_valid()).collect();
         if complete.is_empty() {
             return Err(err(path, "the repeated result holds no complete run"));
         }

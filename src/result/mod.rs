@@ -294,6 +294,18 @@ pub struct RunResult {
     pub system: SystemInfo,
     pub warnings: Vec<String>,
     pub partial: bool,
+    /// The workload failed (an I/O error stopped a job, a flow hit an
+    /// error): what it did is kept for inspection, but it is not a result
+    /// and no statistic uses it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<String>,
+}
+
+impl RunResult {
+    /// Complete and not failed: a run statistics may use.
+    pub fn is_valid(&self) -> bool {
+        !self.partial && self.failed.is_none()
+    }
 }
 
 pub mod experiment;

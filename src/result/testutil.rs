@@ -69,6 +69,7 @@ pub fn run(jobs: &[JobResult], devices: &[DeviceReport]) -> RunResult {
         system: Default::default(),
         warnings: Vec::new(),
         partial: false,
+        failed: None,
     }
 }
 

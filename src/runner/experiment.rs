@@ -109,7 +109,7 @@ fn run_targets(
     let mut index = 0;
     for t in &exp.targets {
         let (todo, done): (Vec<Planned>, Vec<Planned>) =
-            matrix(exp, &t.label).into_iter().partition(|p| !(opts.resume && runs_dir.join(run_file_name(&p.cell, p.repeat)).exists()));
+            matrix(exp, &t.label).into_iter().partition(|p| !(opts.resume && completed(&runs_dir.join(run_file_name(&p.cell, p.repeat)))));
         index += done.len();
         meter.ops.store(index as u64, Ordering::Relaxed);
         if todo.is_empty() {
@@ -126,7 +126,10 @@ fn run_targets(
             }
             index += 1;
             let record = run_one(exp, &t.spec, &mut active, &p, opts)?;
-            let line = one_line(&record);
+            let mut line = one_line(&record);
+            if let Some(e) = &record.result.failed {
+                line = format!("{line} — FAILED: {e}");
+            }
             if record.result.partial {
                 opts.events.note(&format!("[{index}/{total}] {line} — interrupted, not saved"));
                 break;
@@ -259,6 +262,11 @@ fn one_line(r: &ExperimentRun) -> String {
         }
     }
     format!("{} / {} / {} / {} / r{}: {}", c.target, c.workload, c.cache, c.background, r.repeat, figures.join(", "))
+}
+
+/// A run on disk that `--resume` need not redo: it loads and did not fail.
+fn completed(path: &Path) -> bool {
+    path.exists() && crate::result::load::load_file(path).is_ok_and(|runs| runs.iter().all(|r| r.failed.is_none()))
 }
 
 fn write_atomically(path: &Path, record: &ExperimentRun) -> Result<(), String> {

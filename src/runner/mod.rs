@@ -92,6 +92,7 @@ pub(crate) fn envelope(
     partial: bool,
 ) -> RunResult {
     let refs: Vec<&Path> = targets.iter().map(|p| p.as_path()).collect();
+    let failed = jobs.iter().find_map(|j| j.error.as_ref().map(|e| format!("job '{}': {e}", j.name)));
     RunResult {
         schema: SCHEMA.to_string(),
         fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -103,6 +104,7 @@ pub(crate) fn envelope(
         system: system::snapshot(&refs),
         warnings,
         partial,
+        failed,
     }
 }
 

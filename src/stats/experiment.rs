@@ -26,7 +26,11 @@ pub struct ExperimentSummary {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct CellSummary {
     pub cell: Cell,
+    /// Runs the statistics are over (failed ones excluded).
     pub runs: usize,
+    /// Runs whose workload failed.
+    #[serde(default)]
+    pub failed: usize,
     /// Metric name (with its unit) to its statistics over the repeats.
     pub metrics: BTreeMap<String, Summary>,
     /// The metrics this cell's results lead with, and their units: what
@@ -43,7 +47,17 @@ pub fn summarize_experiment(name: &str, runs: &[ExperimentRun]) -> ExperimentSum
     }
     let mut warnings = Vec::new();
     let mut cells = Vec::new();
-    for (cell, rs) in by_cell {
+    for (cell, all) in by_cell {
+        // A failed run is kept on disk for inspection but is not data.
+        let (rs, failed): (Vec<&ExperimentRun>, Vec<&ExperimentRun>) = all.into_iter().partition(|r| r.result.failed.is_none());
+        for r in &failed {
+            warnings.push(format!(
+                "{} r{}: FAILED ({}); left out of every figure",
+                cell.key(),
+                r.repeat,
+                r.result.failed.as_deref().unwrap_or("")
+            ));
+        }
         let results: Vec<_> = rs.iter().map(|r| r.result.clone()).collect();
         let summaries = summarize_runs(&results);
         // One line per cell: the count of unsteady metrics and the worst one.
@@ -63,7 +77,7 @@ pub fn summarize_experiment(name: &str, runs: &[ExperimentRun]) -> ExperimentSum
         let mut metrics: BTreeMap<_, _> = summaries.into_iter().map(|m| (m.metric, m.summary)).collect();
         let extra = |f: &dyn Fn(&ExperimentRun) -> Option<f64>| -> Option<Summary> {
             let xs: Vec<f64> = rs.iter().filter_map(|r| f(r)).collect();
-            (xs.len() == rs.len()).then(|| summarize(&xs))
+            (!rs.is_empty() && xs.len() == rs.len()).then(|| summarize(&xs))
         };
         let mib = |b: u64| b as f64 / 1048576.0;
         let share = |r: &ExperimentRun| {
@@ -131,7 +145,7 @@ pub fn summarize_experiment(name: &str, runs: &[ExperimentRun]) -> ExperimentSum
         if metrics.contains_key(SHARE) {
             headline.insert(SHARE.into(), "%".into());
         }
-        cells.push(CellSummary { cell, runs: rs.len(), metrics, headline });
+        cells.push(CellSummary { cell, runs: rs.len(), failed: failed.len(), metrics, headline });
     }
     warnings.dedup();
     ExperimentSummary { schema: SUMMARY_SCHEMA.into(), experiment: name.into(), cells, warnings }

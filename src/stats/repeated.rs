@@ -31,7 +31,7 @@ impl Repeated {
         background_reports: Vec<BackgroundReport>,
         runs: Vec<RunResult>,
     ) -> Repeated {
-        let complete: Vec<RunResult> = runs.iter().filter(|r| !r.partial).cloned().collect();
+        let complete: Vec<RunResult> = runs.iter().filter(|r| r.is_valid()).cloned().collect();
         let summary = summarize_runs(&complete);
         let warnings = warnings(&summary);
         Repeated { schema: REPEATED_SCHEMA.into(), cache, background, cache_reports, background_reports, runs, summary, warnings }
@@ -39,6 +39,11 @@ impl Repeated {
 
     /// The runs the statistics are over.
     pub fn complete_runs(&self) -> usize {
-        self.runs.iter().filter(|r| !r.partial).count()
+        self.runs.iter().filter(|r| r.is_valid()).count()
+    }
+
+    /// Runs whose workload failed.
+    pub fn failed_runs(&self) -> usize {
+        self.runs.iter().filter(|r| r.failed.is_some()).count()
     }
 }

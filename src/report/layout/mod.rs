@@ -45,6 +45,9 @@ pub fn render(r: &RunResult) -> Result<String, String> {
 /// devices did during the group.
 pub fn by_group(r: &RunResult, job: fn(&mut String, &JobResult)) -> String {
     let mut s = String::new();
+    if let Some(e) = &r.failed {
+        let _ = writeln!(s, "*** FAILED: {e}; the figures below show what ran and are not a result ***\n");
+    }
     if r.partial {
         let _ = writeln!(s, "*** PARTIAL RESULTS: the run was interrupted; figures cover what ran ***\n");
     }

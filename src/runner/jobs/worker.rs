@@ -497,7 +497,10 @@ impl<'a> Worker<'a> {
     fn complete(&mut self, slot: u32, res: i64, t: Instant) {
         let s = self.slots[slot as usize];
         if res != s.len as i64 {
+            // A failed or short transfer is an error, never an operation:
+            // it stays out of the counts, the bytes and the latencies.
             self.io_error(&s, res);
+            return;
         }
         if !self.measuring || s.start < self.window_start {
             return;
