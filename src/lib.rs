@@ -14,6 +14,7 @@ pub mod cli;
 pub mod environment;
 pub mod frontend;
 pub mod host;
+pub mod input;
 pub mod ioengine;
 pub mod measure;
 pub mod model;

@@ -137,3 +137,41 @@ fn quick_on_a_missing_directory() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent-dir"));
 }
+
+/// Input files are bounded regular files: a device or a huge file named by
+/// mistake is refused with what it is, before anything is read into memory.
+#[test]
+fn devices_and_huge_files_are_refused_as_input() {
+    use std::os::unix::fs::FileTypeExt;
+    let d = tempfile::tempdir().unwrap();
+    let cases: Vec<Vec<String>> = vec![
+        vec!["fio".into(), "/dev/zero".into()],
+        vec!["filebench".into(), "-f".into(), "/dev/zero".into()],
+        vec!["postmark".into(), "/dev/zero".into()],
+        vec!["experiment".into(), "/dev/zero".into()],
+        vec!["compare".into(), "/dev/zero".into(), "/dev/zero".into()],
+    ];
+    for args in &cases {
+        let t = std::time::Instant::now();
+        let out = fsbench().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("/dev/zero") && err.contains("character device"), "{args:?}: {err}");
+        assert!(t.elapsed() < std::time::Duration::from_secs(10), "{args:?} read the device");
+    }
+    let big = d.path().join("big.fio");
+    std::fs::File::create(&big).unwrap().set_len((16 << 20) + 1).unwrap();
+    let out = fsbench().arg("fio").arg(&big).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("at most 16 MiB"), "{}", String::from_utf8_lossy(&out.stderr));
+    // A block device given as a job file: only its metadata is looked at.
+    let dev = std::path::Path::new("/dev/loop0");
+    if std::fs::metadata(dev).is_ok_and(|m| m.file_type().is_block_device()) {
+        let out = fsbench().args(["fio", "/dev/loop0"]).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(err.contains("block device, not a job file") && err.contains("--filename=DEV --allow-device"), "{err}");
+    } else {
+        eprintln!("SKIPPED: block-device case: no /dev/loop0 node");
+    }
+}

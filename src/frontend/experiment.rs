@@ -131,7 +131,7 @@ impl Locator<'_> {
 /// Read and check an experiment file; `sets` (`name=value`) override `[params]`.
 pub fn load(path: &Path, sets: &[String]) -> Result<Experiment, ExperimentError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ExperimentError {
+    let text = crate::input::read_text(path, "experiment file").map_err(|e| ExperimentError {
         file: file.clone(),
         line: 0,
         col: 0,

@@ -205,7 +205,7 @@ fn list(keywords: &[&str]) -> String {
 }
 
 fn read_text(path: &Path) -> Result<String, String> {
-    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    let bytes = crate::input::read(path, "Postmark command file")?;
     match String::from_utf8(bytes) {
         Ok(t) => Ok(t),
         Err(e) => {

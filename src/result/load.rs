@@ -45,7 +45,7 @@ pub fn io_reason(e: &std::io::Error) -> String {
 }
 
 fn read_json(path: &Path) -> Result<Value, LoadError> {
-    let text = std::fs::read_to_string(path).map_err(|e| err(path, format!("cannot read: {}", io_reason(&e))))?;
+    let text = crate::input::read_text(path, "result file").map_err(|e| err(path, format!("cannot read: {e}")))?;
     serde_json::from_str(&text).map_err(|e| err(path, format!("not JSON ({e})")))
 }
 

@@ -44,9 +44,12 @@ pub fn resolve(name: &str, base: &Path) -> Result<Source, String> {
 }
 
 fn read_file(path: &Path) -> Result<Source, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => format!("workload file {} does not exist", path.display()),
-        _ => format!("cannot read {}: {e}", path.display()),
+    let text = crate::input::read_text(path, "Filebench workload file").map_err(|e| {
+        if e.starts_with("no such file") {
+            format!("workload file {} does not exist", path.display())
+        } else {
+            format!("cannot read {}: {e}", path.display())
+        }
     })?;
     let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "workload".into());
     Ok(Source { text, origin: path.display().to_string(), name })

@@ -45,7 +45,7 @@ pub enum Entry {
 /// Read a job file and everything it includes.
 pub fn read_file(path: &Path) -> Result<Vec<Entry>, FioError> {
     let source = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| FioError {
+    let bytes = crate::input::read(path, "job file").map_err(|e| FioError {
         source: source.clone(),
         line: None,
         col: None,
@@ -203,7 +203,8 @@ fn include(ctx: &Ctx, body: &str, name_at: usize, stack: &mut Vec<PathBuf>, out:
     if stack.len() >= MAX_INCLUDE_DEPTH {
         return Err(ctx.err(col, out, None, format!("includes nested deeper than {MAX_INCLUDE_DEPTH}")));
     }
-    let bytes = std::fs::read(&path).map_err(|e| ctx.err(col, out, None, format!("cannot read include file '{}': {e}", path.display())))?;
+    let bytes = crate::input::read(&path, "job file")
+        .map_err(|e| ctx.err(col, out, None, format!("cannot read include file '{}': {e}", path.display())))?;
     stack.push(canon);
     let source = path.display().to_string();
     let result = read_bytes(&source, &bytes, parent_dir(&path), stack, out);

@@ -115,8 +115,8 @@ impl Frontend for Postmark {
         let (source, text) = match w.string("postmark") {
             Ok(Some(_)) => {
                 let path = w.existing_file("postmark", "command file")?.expect("a string");
-                let text =
-                    std::fs::read_to_string(&path).map_err(|e| w.error("postmark", format!("cannot read {}: {e}", path.display())))?;
+                let text = crate::input::read_text(&path, "Postmark command file")
+                    .map_err(|e| w.error("postmark", format!("cannot read {}: {e}", path.display())))?;
                 (path.display().to_string(), text)
             }
             _ => {

@@ -139,7 +139,7 @@ pub fn parse(text: &str, origin: &str, name: &str, opts: &WmlOptions) -> Result<
 /// Read and parse a workload file; the plan is named after the file's stem.
 pub fn load(path: &Path, opts: &WmlOptions) -> Result<Parsed, WmlError> {
     let origin = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| WmlError {
+    let bytes = crate::input::read(path, "Filebench workload file").map_err(|e| WmlError {
         file: origin.clone(),
         line: 0,
         col: 0,
