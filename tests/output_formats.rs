@@ -120,3 +120,19 @@ fn compare_reads_results_of_the_previous_schema() {
         assert!(metrics.contains(&m), "{m} compared across versions: {metrics:?}");
     }
 }
+
+#[test]
+fn an_unwritable_output_file_is_refused_before_anything_runs() {
+    let dir = disk_tempdir();
+    let o = run_fio(dir.path(), "json", &["--output=/nonexistent/dir/result.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--output /nonexistent/dir/result.json") && err.contains("nothing was run"), "{err}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "no file was laid out");
+    // A writable one gets the document.
+    let out = dir.path().join("r.json");
+    let o = run_fio(dir.path(), "json", &[&format!("--output={}", out.display())]);
+    assert!(o.status.success() && o.stdout.is_empty());
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(v["schema"], "fsbench-result/2");
+}

@@ -33,6 +33,9 @@ pub fn run_cmd(a: ExperimentArgs) -> i32 {
         Ok(e) => e,
         Err(code) => return code,
     };
+    if let Err(code) = super::check_output("experiment", &a.common.output) {
+        return code;
+    }
     let exp = match experiment::load(&a.file, &a.sets) {
         Ok(e) => e,
         Err(e) => {

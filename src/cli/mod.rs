@@ -194,6 +194,16 @@ pub fn exporter_for(command: &str, format: &str, kind: DocKind) -> Result<&'stat
     })
 }
 
+/// `--output FILE` must be writable before anything runs, or the results
+/// of a long run would be lost at its end.
+pub fn check_output(command: &str, output: &Option<PathBuf>) -> Result<(), i32> {
+    let Some(p) = output else { return Ok(()) };
+    std::fs::OpenOptions::new().write(true).create(true).truncate(false).open(p).map(|_| ()).map_err(|e| {
+        eprintln!("fsbench {command}: --output {}: {e}; nothing was run", p.display());
+        2
+    })
+}
+
 /// Render a document and write it where the user asked; 1 on failure.
 pub fn emit_doc(exporter: &dyn Exporter, doc: &Document, output: &Option<PathBuf>) -> Result<(), i32> {
     let text = exporter.render(doc).map_err(|e| {

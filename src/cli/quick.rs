@@ -63,6 +63,9 @@ pub fn run(a: QuickArgs) -> i32 {
         Ok(e) => e,
         Err(code) => return code,
     };
+    if let Err(code) = super::check_output("quick", &a.common.output) {
+        return code;
+    }
     if !a.dir.is_dir() {
         eprintln!("fsbench quick: {} is not a directory", a.dir.display());
         return 2;

@@ -100,6 +100,9 @@ pub fn run(f: &dyn Frontend, m: &ArgMatches) -> i32 {
         Ok(e) => e,
         Err(code) => return code,
     };
+    if let Err(code) = super::check_output(name, &common.output) {
+        return code;
+    }
     let env = match EnvFlags::check(&repeat) {
         Ok(e) => e,
         Err(e) => {
