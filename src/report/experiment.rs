@@ -77,6 +77,10 @@ pub fn table(s: &ExperimentSummary) -> String {
         let failed = if c.failed > 0 { format!(", {} FAILED", c.failed) } else { String::new() };
         let _ = writeln!(t, "{} / {} / {} / {} (n={}{failed})", c.cell.target, c.cell.workload, c.cell.cache, c.cell.background, c.runs);
         for (m, x) in c.metrics.iter().filter(|(m, _)| c.headline.contains_key(*m)) {
+            if x.n < 2 {
+                let _ = writeln!(t, "  {:<48} {:>12} (n=1: no spread or interval)", m, num(x.mean));
+                continue;
+            }
             let _ = writeln!(
                 t,
                 "  {:<48} {:>12} ± {:<10} [{} … {}]  CV {:.1}%",

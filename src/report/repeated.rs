@@ -14,6 +14,11 @@ pub fn table(doc: &Repeated) -> String {
     let _ = writeln!(t, "{n} runs: mean ± sd, CV, [min … max], 95% confidence interval of the mean");
     for m in summary {
         let s = &m.summary;
+        // One run has no spread: say so rather than print [x … x].
+        if s.n < 2 {
+            let _ = writeln!(t, "  {:<40} {:>14.2} (one run: no spread or interval)", m.metric, s.mean);
+            continue;
+        }
         let _ = writeln!(
             t,
             "  {:<40} {:>14.2} ± {:<12.2} CV {:>5.1}%  [{:.2} … {:.2}]  CI95 [{:.2} … {:.2}]",
@@ -31,4 +36,21 @@ pub fn table(doc: &Repeated) -> String {
         let _ = writeln!(t, "warning: {w}");
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::testutil::simple;
+
+    #[test]
+    fn one_run_has_no_interval_and_two_have_one() {
+        let one = Repeated::new(None, None, Vec::new(), Vec::new(), vec![simple(1000)]);
+        let t = table(&one);
+        let row = t.lines().find(|l| l.contains("x/read/iops")).unwrap();
+        assert!(row.contains("one run: no spread or interval") && !row.contains("CI95"), "{row}");
+        let two = Repeated::new(None, None, Vec::new(), Vec::new(), vec![simple(1000), simple(1100)]);
+        let row = table(&two).lines().find(|l| l.contains("x/read/iops")).unwrap().to_string();
+        assert!(row.contains("CI95 [") && row.contains("± "), "{row}");
+    }
 }
