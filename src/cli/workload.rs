@@ -6,8 +6,9 @@
 
 use super::events::Terminal;
 use super::{emit_doc, exit_code, exporter_for, install_stop_handler, want_progress, CommonArgs, RepeatArgs};
-use crate::frontend::environment::{parse_background, parse_cache};
+use crate::frontend::environment::{parse_background_choice, parse_cache};
 use crate::frontend::{Frontend, Step};
+use crate::model::experiment::BackgroundChoice;
 use crate::model::recipe::Lowered;
 use crate::report::export::{DocKind, Document, Exporter};
 use crate::runner::cell::{run_cell, CellRun, Environment};
@@ -172,16 +173,14 @@ enum Output {
 /// background load's directory is the workload's, known per plan.
 struct EnvFlags {
     cache: Option<crate::model::environment::CacheScenario>,
-    background: Option<String>,
+    background: Option<BackgroundChoice>,
 }
 
 impl EnvFlags {
     fn check(r: &RepeatArgs) -> Result<EnvFlags, String> {
         let cache = r.cache.as_deref().map(parse_cache).transpose().map_err(|e| format!("--cache: {e}"))?;
-        if let Some(b) = &r.background {
-            parse_background(b, PathBuf::from("/")).map_err(|e| format!("--background: {e}"))?;
-        }
-        Ok(EnvFlags { cache, background: r.background.clone() })
+        let background = r.background.as_deref().map(parse_background_choice).transpose().map_err(|e| format!("--background: {e}"))?;
+        Ok(EnvFlags { cache, background })
     }
 }
 
@@ -191,13 +190,7 @@ fn run_plan(lowered: Lowered, env: &EnvFlags, repeat: &RepeatArgs, opts: &RunOpt
         opts.events.warning(w);
     }
     let plan = lowered.plan;
-    let background = match env.background.as_deref().map(|b| parse_background(b, plan.data_dir().join("fsbench-background"))).transpose() {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("fsbench: error: --background: {e}");
-            return 2;
-        }
-    };
+    let background = env.background.as_ref().map(|b| b.spec_in(&plan.data_dir().join("fsbench-background")));
     let mut cells: Vec<CellRun> = Vec::new();
     for i in 1..=repeat.repeat {
         if opts.stop.load(Ordering::Relaxed) {

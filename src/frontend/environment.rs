@@ -43,6 +43,15 @@ impl std::str::FromStr for CacheScenario {
     }
 }
 
+/// A background load as written, its directory chosen later (the target's
+/// or the workload's) unless the text names one with `dir=`.
+pub fn parse_background_choice(s: &str) -> Result<crate::model::experiment::BackgroundChoice, String> {
+    let placeholder = PathBuf::from("/nonexistent/fsbench-background");
+    let spec = parse_background(s, placeholder.clone())?;
+    let dir_given = spec.dir != placeholder;
+    Ok(crate::model::experiment::BackgroundChoice { label: s.trim().replace([':', ',', '='], "-"), spec, dir_given })
+}
+
 /// The option names `parse_background` accepts, for error messages.
 const VALID_OPTIONS: &str = "size=SIZE, fsync[=BOOL], rate=FILES_PER_S, max=FILES, dir=PATH";
 

@@ -30,7 +30,7 @@
 //!
 //! Every error names the file, line, column and key.
 
-use crate::frontend::environment::{parse_background, parse_cache};
+use crate::frontend::environment::{parse_background_choice, parse_cache};
 use crate::frontend::FRONTENDS;
 use crate::model::environment::{CacheScenario, DeviceSource, TargetSpec};
 pub use crate::model::experiment::{BackgroundChoice, Experiment, MatrixWorkload, Target};
@@ -196,10 +196,7 @@ pub fn parse(text: &str, path: &Path, sets: &[String]) -> Result<Experiment, Exp
             continue;
         }
         // The directory is the target's unless the load names one (dir=).
-        let placeholder = PathBuf::from("/nonexistent/fsbench-background");
-        let spec = parse_background(text, placeholder.clone()).map_err(|e| loc.span(b, "background", e))?;
-        let dir_given = spec.dir != placeholder;
-        backgrounds.push(Some(BackgroundChoice { label: text.replace([':', ',', '='], "-"), spec, dir_given }));
+        backgrounds.push(Some(parse_background_choice(text).map_err(|e| loc.span(b, "background", e))?));
     }
     if backgrounds.is_empty() {
         backgrounds.push(None);

@@ -259,7 +259,7 @@ impl JobResult {
 
     /// The unit's tool-specific figures as the type its layout reads.
     pub fn details_as<T: serde::de::DeserializeOwned>(&self) -> Option<T> {
-        self.details.as_ref().and_then(|d| serde_json::from_value(d.clone()).ok())
+        self.details.as_ref().and_then(|d| T::deserialize(d).ok())
     }
 }
 
