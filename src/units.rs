@@ -22,10 +22,22 @@ const BOOL_FORM: &str = "a boolean (0/1, true/false, yes/no, on/off)";
 
 /// `expected FORM, got 'VALUE'` plus an optional reason in parentheses.
 fn expected(form: &str, value: &str, why: &str) -> String {
+    let value = clip(value);
     if why.is_empty() {
         format!("expected {form}, got '{value}'")
     } else {
         format!("expected {form}, got '{value}' ({why})")
+    }
+}
+
+/// Input quoted in a message, cut after 60 characters: a job file's line
+/// or a command-line value can be megabytes long (a binary file named by
+/// mistake), and the error must stay one readable line.
+pub fn clip(s: &str) -> String {
+    const MAX: usize = 60;
+    match s.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{}... ({} bytes)", &s[..i], s.len()),
+        None => s.to_string(),
     }
 }
 
@@ -103,7 +115,7 @@ fn size_multiplier(suffix: &str, kb_base: u64) -> Option<u64> {
 pub fn parse_size(s: &str, kb_base: u64) -> Result<u64, String> {
     let s = s.trim();
     if s.ends_with('%') {
-        return Err(format!("percent sizes are not supported, got '{s}'; give a size such as 4k or 1g"));
+        return Err(format!("percent sizes are not supported, got '{}'; give a size such as 4k or 1g", clip(s)));
     }
     let (n, suffix) = number_and_suffix(s).map_err(|why| expected(SIZE_FORM, s, &why))?;
     let Some(mult) = size_multiplier(&suffix.to_ascii_lowercase(), kb_base) else {

@@ -1,5 +1,6 @@
 //! Malformed job files and flags: every one is an error on stderr that names
-//! where and what, exit status 2, no panic, and nothing on stdout.
+//! where and what, exit status 2, no panic, and on stdout (JSON asked for)
+//! only the error object with the same message.
 
 mod common;
 use common::*;
@@ -16,7 +17,9 @@ fn run_bad_file(text: &str) -> (String, String) {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     assert_eq!(out.status.code(), Some(2), "expected a usage error, got {:?}: {err}", out.status.code());
-    assert!(out.stdout.is_empty(), "nothing on stdout for a bad job");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is the JSON error object");
+    assert_eq!(doc["schema"], "fsbench-error/1");
+    assert!(doc["error"].as_str().is_some_and(|e| err.contains(e)), "the object carries stderr's error: {doc}");
     assert!(!err.contains("panicked"), "panic: {err}");
     (err, job.display().to_string())
 }

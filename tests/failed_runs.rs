@@ -47,7 +47,7 @@ fn small_fs() -> Option<SmallFs> {
 fn failed_writes_are_errors_not_operations_and_the_run_is_marked_failed() {
     let Some(fs) = small_fs() else { return };
     let out = fsbench()
-        .args(["fio", "--name=fill", "--rw=write", "--bs=4k", "--size=1m", "--output-format=json", "--no-progress"])
+        .args(["fio", "--name=fill", "--rw=write", "--bs=4k", "--size=1m", "--allow-fill", "--output-format=json", "--no-progress"])
         .arg(format!("--directory={}", fs.path().display()))
         .output()
         .unwrap();
@@ -61,7 +61,7 @@ fn failed_writes_are_errors_not_operations_and_the_run_is_marked_failed() {
     assert!(bytes <= 256 << 10, "no more than the file system holds: {bytes}");
 
     let text = fsbench()
-        .args(["fio", "--name=fill", "--rw=write", "--bs=4k", "--size=1m", "--no-progress"])
+        .args(["fio", "--name=fill", "--rw=write", "--bs=4k", "--size=1m", "--allow-fill", "--no-progress"])
         .arg(format!("--directory={}", fs.path().display()))
         .output()
         .unwrap();
@@ -72,7 +72,17 @@ fn failed_writes_are_errors_not_operations_and_the_run_is_marked_failed() {
 fn repeats_leave_failed_runs_out_of_the_statistics() {
     let Some(fs) = small_fs() else { return };
     let out = fsbench()
-        .args(["fio", "--name=fill", "--rw=write", "--bs=4k", "--size=1m", "--repeat=2", "--output-format=json", "--no-progress"])
+        .args([
+            "fio",
+            "--name=fill",
+            "--rw=write",
+            "--bs=4k",
+            "--size=1m",
+            "--allow-fill",
+            "--repeat=2",
+            "--output-format=json",
+            "--no-progress",
+        ])
         .arg(format!("--directory={}", fs.path().display()))
         .output()
         .unwrap();
@@ -100,7 +110,13 @@ fn an_experiment_records_failed_runs_as_failed_and_resume_redoes_them() {
     )
     .unwrap();
     let run = |extra: &[&str]| {
-        fsbench().arg("experiment").arg(&exp).args(extra).args(["--output-format", "json", "--no-progress"]).output().unwrap()
+        fsbench()
+            .arg("experiment")
+            .arg(&exp)
+            .args(extra)
+            .args(["--output-format", "json", "--no-progress", "--allow-fill"])
+            .output()
+            .unwrap()
     };
     let out = run(&["--out", out_dir.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));

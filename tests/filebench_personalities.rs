@@ -575,7 +575,7 @@ fn expect_error(args: &[&str]) -> String {
     let out = fsbench().args(args).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     assert_eq!(out.status.code(), Some(2), "expected a usage error from {args:?}, got {:?}: {err}", out.status.code());
-    assert!(out.stdout.is_empty(), "nothing on stdout: {}", String::from_utf8_lossy(&out.stdout));
+    assert_no_document(&out);
     assert!(!err.contains("panicked"), "panic: {err}");
     err
 }

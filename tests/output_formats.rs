@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{disk_tempdir, fsbench};
+use common::{assert_no_document, disk_tempdir, fsbench};
 use serde_json::Value;
 use std::path::Path;
 
@@ -84,7 +84,7 @@ fn a_format_that_cannot_show_the_document_is_refused_before_anything_runs() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("fio-json cannot show a repeated run") && err.contains("text, json, csv, markdown"), "{err}");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "no file was laid out");
-    assert!(o.stdout.is_empty());
+    assert_no_document(&o);
 
     let o = run_fio(dir.path(), "yaml", &[]);
     assert_eq!(o.status.code(), Some(2));

@@ -44,7 +44,7 @@ pub fn run(a: CompareArgs) -> i32 {
     let (mut sa, mut sb) = match sides {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("fsbench compare: {e}");
+            super::fail(format!("fsbench compare: {e}"));
             return 2;
         }
     };
@@ -69,14 +69,14 @@ pub fn run(a: CompareArgs) -> i32 {
     for (label, side) in [("A", &mut sa), ("B", &mut sb)] {
         side.runs.retain(|r| r.failed.is_none());
         if side.runs.is_empty() {
-            eprintln!("fsbench compare: {label} ({}): every run FAILED; nothing to compare", side.path.display());
+            super::fail(format!("fsbench compare: {label} ({}): every run FAILED; nothing to compare", side.path.display()));
             return 2;
         }
     }
     let comparisons = match compare_runs(&sa.runs, &sb.runs, a.metric.as_deref()) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("fsbench compare: {e}");
+            super::fail(format!("fsbench compare: {e}"));
             return 2;
         }
     };

@@ -4,6 +4,7 @@
 
 use crate::runner::events::{Events, Expected, Meter};
 use indicatif::{ProgressBar, ProgressStyle};
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -34,8 +35,26 @@ impl Terminal {
     }
 }
 
+/// The warnings already on stderr, so that a document's warnings repeated
+/// at its end are printed once.
+fn printed() -> std::sync::MutexGuard<'static, BTreeSet<String>> {
+    static PRINTED: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+    PRINTED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Print on stderr the warnings not printed yet.
+pub fn echo_warnings(warnings: &[String]) {
+    let mut seen = printed();
+    for w in warnings {
+        if seen.insert(w.clone()) {
+            eprintln!("fsbench: warning: {w}");
+        }
+    }
+}
+
 impl Events for Terminal {
     fn warning(&self, text: &str) {
+        printed().insert(text.to_string());
         self.line(&format!("fsbench: warning: {text}"));
     }
     fn note(&self, text: &str) {

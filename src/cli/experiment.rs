@@ -39,7 +39,7 @@ pub fn run_cmd(a: ExperimentArgs) -> i32 {
     let exp = match experiment::load(&a.file, &a.sets) {
         Ok(e) => e,
         Err(e) => {
-            eprintln!("fsbench: error: {e}");
+            super::fail(format!("fsbench experiment: error: {e}"));
             return 2;
         }
     };
@@ -59,6 +59,7 @@ pub fn run_cmd(a: ExperimentArgs) -> i32 {
         out: out.clone(),
         resume,
         allow_device: a.common.allow_device,
+        allow_fill: a.common.allow_fill,
         stop: super::install_stop_handler(),
         events: std::sync::Arc::new(super::events::Terminal::new(super::want_progress(&a.common))),
     };

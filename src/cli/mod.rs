@@ -11,8 +11,8 @@ mod workload;
 use crate::report::export::{self, DocKind, Document, Exporter};
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 #[derive(Parser, Debug)]
 #[command(name = "fsbench", version, about = "File-system and storage benchmark", long_about = None)]
@@ -57,6 +57,15 @@ pub struct CommonArgs {
     /// Allow writing to block devices named as job files (destroys their data).
     #[arg(long)]
     pub allow_device: bool,
+    /// Lay out files even when the workload needs more than the free space
+    /// of their file system (an out-of-space experiment).
+    #[arg(long)]
+    pub allow_fill: bool,
+    /// Run even when a cache scenario cannot take effect here (cold without
+    /// root, fresh-mount without a managed target); the run is recorded as
+    /// not applied.
+    #[arg(long)]
+    pub allow_uncontrolled: bool,
     /// Keep the files fsbench created, even on Ctrl-C.
     #[arg(long)]
     pub keep_files: bool,
@@ -66,12 +75,23 @@ pub struct CommonArgs {
 }
 
 pub fn main() -> i32 {
+    let code = dispatch();
+    if code != 0 && !DOC_WRITTEN.load(Ordering::Relaxed) && json_wanted(std::env::args()) {
+        print_error_object(code);
+    }
+    code
+}
+
+fn dispatch() -> i32 {
     let matches = match command().try_get_matches() {
         Ok(m) => m,
-        Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
+        Err(e) if !e.use_stderr() => {
             let _ = e.print();
-            return code;
+            return 0;
+        }
+        Err(e) => {
+            fail(e.render().to_string());
+            return 2;
         }
     };
     if let Some((name, sub)) = matches.subcommand() {
@@ -82,7 +102,7 @@ pub fn main() -> i32 {
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(c) => c,
         Err(e) => {
-            let _ = e.print();
+            fail(e.render().to_string());
             return 2;
         }
     };
@@ -125,9 +145,11 @@ pub struct RepeatArgs {
 }
 
 impl RepeatArgs {
-    /// Any of the flags given: the output is a repeated-run document.
+    /// Any of the flags given: the output is a repeated-run document. One
+    /// warm run (nothing done to the cache) is an ordinary run and keeps
+    /// its tool's report.
     pub fn wanted(&self) -> bool {
-        self.repeat > 1 || self.cache.is_some() || self.background.is_some()
+        self.repeat > 1 || self.cache.as_deref().is_some_and(|c| c.trim() != "warm") || self.background.is_some()
     }
 }
 
@@ -150,7 +172,6 @@ pub fn exit_code(result: &crate::result::RunResult, stopped: bool) -> i32 {
 /// printed, files and devices cleaned up by the normal path). A second
 /// signal undoes mounts, loop and zram devices at once and exits.
 pub fn install_stop_handler() -> Arc<AtomicBool> {
-    use std::sync::atomic::Ordering;
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
     let signals = signal_hook::iterator::Signals::new([signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM]);
@@ -172,8 +193,67 @@ pub fn install_stop_handler() -> Arc<AtomicBool> {
     stop
 }
 
+/// The errors that ended the command, for the error object JSON modes print
+/// when no document came out.
+static ERRORS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+/// A document was written (stdout or --output): no error object then.
+pub(super) static DOC_WRITTEN: AtomicBool = AtomicBool::new(false);
+
+/// An error on stderr, kept for the error object. Each line is bounded, so
+/// that input quoted by a library (a TOML parser shows the line) cannot
+/// flood the terminal.
+pub fn fail(text: String) {
+    const MAX_LINE: usize = 400;
+    let text: Vec<String> = text
+        .trim_end()
+        .lines()
+        .map(|l| match l.char_indices().nth(MAX_LINE) {
+            Some((i, _)) => format!("{}... ({} more bytes)", &l[..i], l.len() - i),
+            None => l.to_string(),
+        })
+        .collect();
+    let text = text.join("\n");
+    eprintln!("{text}");
+    ERRORS.lock().unwrap_or_else(|e| e.into_inner()).push(text);
+}
+
+/// `--output-format` names a JSON format on this command line (looked up in
+/// the raw arguments, since the error may be that they do not parse).
+fn json_wanted(args: impl Iterator<Item = String>) -> bool {
+    let args: Vec<String> = args.collect();
+    let format = args.iter().enumerate().rev().find_map(|(i, a)| match a.strip_prefix("--output-format") {
+        Some(v) if v.starts_with('=') => Some(v[1..].to_string()),
+        Some("") => args.get(i + 1).cloned(),
+        _ => None,
+    });
+    format.is_some_and(|f| f.contains("json"))
+}
+
+/// A JSON reader gets an object, not an empty stdout, when the command
+/// failed before it produced its document.
+fn print_error_object(code: i32) {
+    let errors = ERRORS.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let message = errors.last().cloned().unwrap_or_else(|| format!("fsbench exited with status {code}"));
+    #[derive(serde::Serialize)]
+    struct ErrorDoc {
+        schema: &'static str,
+        error: String,
+        errors: Vec<String>,
+        exit_status: i32,
+        command: Vec<String>,
+    }
+    let doc = ErrorDoc { schema: ERROR_SCHEMA, error: message, errors, exit_status: code, command: std::env::args().collect() };
+    let text = serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n";
+    // A closed stdout (a reader that went away) is no reason to panic.
+    let _ = emit(&text, &None);
+}
+
+/// The schema tag of the error object.
+pub const ERROR_SCHEMA: &str = "fsbench-error/1";
+
 /// Print the report where the user asked; diagnostics never go to stdout.
 pub fn emit(text: &str, output: &Option<PathBuf>) -> Result<(), String> {
+    DOC_WRITTEN.store(true, Ordering::Relaxed);
     match output {
         Some(p) => std::fs::write(p, text).map_err(|e| format!("cannot write {}: {e}", p.display())),
         None => {
@@ -189,7 +269,7 @@ pub fn emit(text: &str, output: &Option<PathBuf>) -> Result<(), String> {
 /// can show it.
 pub fn exporter_for(command: &str, format: &str, kind: DocKind) -> Result<&'static dyn Exporter, i32> {
     export::for_kind(format, kind).map_err(|e| {
-        eprintln!("fsbench {command}: {e}");
+        fail(format!("fsbench {command}: {e}"));
         2
     })
 }
@@ -199,19 +279,21 @@ pub fn exporter_for(command: &str, format: &str, kind: DocKind) -> Result<&'stat
 pub fn check_output(command: &str, output: &Option<PathBuf>) -> Result<(), i32> {
     let Some(p) = output else { return Ok(()) };
     std::fs::OpenOptions::new().write(true).create(true).truncate(false).open(p).map(|_| ()).map_err(|e| {
-        eprintln!("fsbench {command}: --output {}: {e}; nothing was run", p.display());
+        fail(format!("fsbench {command}: --output {}: {e}; nothing was run", p.display()));
         2
     })
 }
 
-/// Render a document and write it where the user asked; 1 on failure.
+/// Render a document and write it where the user asked, its warnings also
+/// on stderr; 1 on failure.
 pub fn emit_doc(exporter: &dyn Exporter, doc: &Document, output: &Option<PathBuf>) -> Result<(), i32> {
+    events::echo_warnings(&doc.warnings());
     let text = exporter.render(doc).map_err(|e| {
-        eprintln!("fsbench: error: {e}");
+        fail(format!("fsbench: error: {e}"));
         1
     })?;
     emit(&text, output).map_err(|e| {
-        eprintln!("fsbench: error: {e}");
+        fail(format!("fsbench: error: {e}"));
         1
     })
 }

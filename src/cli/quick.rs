@@ -67,17 +67,17 @@ pub fn run(a: QuickArgs) -> i32 {
         return code;
     }
     if !a.dir.is_dir() {
-        eprintln!("fsbench quick: {} is not a directory", a.dir.display());
+        super::fail(format!("fsbench quick: {} is not a directory", a.dir.display()));
         return 2;
     }
     if a.size < (1 << 20) || a.runtime == 0 {
-        eprintln!("fsbench quick: --size must be at least 1m and --runtime at least 1");
+        super::fail("fsbench quick: --size must be at least 1m and --runtime at least 1".into());
         return 2;
     }
     let tmp = match tempfile::Builder::new().prefix("fsbench-quick-").tempdir_in(&a.dir) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("fsbench quick: cannot create a directory in {}: {e}", a.dir.display());
+            super::fail(format!("fsbench quick: cannot create a directory in {}: {e}", a.dir.display()));
             return 1;
         }
     };
@@ -89,9 +89,26 @@ pub fn run(a: QuickArgs) -> i32 {
         );
     }
     let qd_engine = a.qd32_engine.clone().unwrap_or_else(default_async_engine);
-    if crate::model::engine::find(&qd_engine).is_none() {
-        eprintln!("fsbench quick: unknown engine '{qd_engine}' (have: {})", crate::model::engine::names().join(", "));
-        return 2;
+    match crate::model::engine::find(&qd_engine) {
+        None => {
+            super::fail(format!("fsbench quick: unknown engine '{qd_engine}' (have: {})", crate::model::engine::names().join(", ")));
+            return 2;
+        }
+        // A synchronous engine keeps one I/O in flight whatever the depth:
+        // its "Q32" rows would be Q1 rows under a false label.
+        Some(e) if !e.caps.is_async || e.caps.diskless || e.caps.mapped => {
+            let good: Vec<&str> = crate::model::engine::ENGINES
+                .iter()
+                .filter(|e| e.caps.is_async && !e.caps.diskless && !e.caps.mapped)
+                .map(|e| e.name)
+                .collect();
+            super::fail(format!(
+                "fsbench quick: --qd32-engine {qd_engine} cannot keep 32 I/Os in flight to a disk; the queue-depth tests need one of: {}",
+                good.join(", ")
+            ));
+            return 2;
+        }
+        Some(_) => {}
     }
     let file = tmp.path().join("fsbench-quick.dat");
     let jobs: Vec<JobSpec> = TESTS.iter().map(|t| job(t, &file, a.size, a.runtime, direct, &qd_engine)).collect();
@@ -106,6 +123,7 @@ pub fn run(a: QuickArgs) -> i32 {
     let opts = RunOptions {
         cache_controlled: false,
         allow_device: false,
+        allow_fill: a.common.allow_fill,
         keep_files: false,
         stop: super::install_stop_handler(),
         events: std::sync::Arc::new(super::events::Terminal::new(super::want_progress(&a.common))),
@@ -114,7 +132,7 @@ pub fn run(a: QuickArgs) -> i32 {
     let result = match runner::execute(&Plan::new(Workload::Jobs(jobs), LAYOUT), &opts, &mut |_| {}) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("fsbench quick: error: {e}");
+            super::fail(format!("fsbench quick: error: {e}"));
             return 1;
         }
     };

@@ -82,7 +82,7 @@ pub fn run(f: &dyn Frontend, m: &ArgMatches) -> i32 {
         match own.try_get_matches_from_mut(mine) {
             Ok(m) => (m, rest),
             Err(e) => {
-                eprint!("fsbench {name}: {e}");
+                super::fail(format!("fsbench {name}: {e}"));
                 return 2;
             }
         }
@@ -92,7 +92,7 @@ pub fn run(f: &dyn Frontend, m: &ArgMatches) -> i32 {
     let (common, repeat) = match (CommonArgs::from_arg_matches(&matches), RepeatArgs::from_arg_matches(&matches)) {
         (Ok(c), Ok(r)) => (c, r),
         (Err(e), _) | (_, Err(e)) => {
-            eprint!("fsbench {name}: {e}");
+            super::fail(format!("fsbench {name}: {e}"));
             return 2;
         }
     };
@@ -104,17 +104,17 @@ pub fn run(f: &dyn Frontend, m: &ArgMatches) -> i32 {
     if let Err(code) = super::check_output(name, &common.output) {
         return code;
     }
-    let env = match EnvFlags::check(&repeat) {
+    let env = match EnvFlags::check(&repeat, common.allow_uncontrolled) {
         Ok(e) => e,
         Err(e) => {
-            eprintln!("fsbench {name}: {e}");
+            super::fail(format!("fsbench {name}: {e}"));
             return 2;
         }
     };
     let session = match f.lower_cli(&matches, &raw) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("fsbench {name}: error: {e}");
+            super::fail(format!("fsbench {name}: error: {e}"));
             return 2;
         }
     };
@@ -122,6 +122,7 @@ pub fn run(f: &dyn Frontend, m: &ArgMatches) -> i32 {
     let events: Arc<dyn Events> = Arc::new(Terminal::new(want_progress(&common)));
     let opts = RunOptions {
         allow_device: common.allow_device,
+        allow_fill: common.allow_fill,
         keep_files: common.keep_files,
         stop: stop.clone(),
         events: events.clone(),
@@ -135,14 +136,14 @@ pub fn run(f: &dyn Frontend, m: &ArgMatches) -> i32 {
         }
         match step {
             Err(e) => {
-                eprintln!("fsbench {name}: error: {e}");
+                super::fail(format!("fsbench {name}: error: {e}"));
                 status = 2;
             }
             // Listings and configurations go to stdout unless stdout
             // carries a machine-readable document.
             Ok(Step::Print { text, append_to: Some(path) }) => {
                 if let Err(e) = append(&path, &text) {
-                    eprintln!("fsbench {name}: error: {e}");
+                    super::fail(format!("fsbench {name}: error: {e}"));
                     status = status.max(1);
                 }
             }
@@ -177,8 +178,13 @@ struct EnvFlags {
 }
 
 impl EnvFlags {
-    fn check(r: &RepeatArgs) -> Result<EnvFlags, String> {
+    fn check(r: &RepeatArgs, allow_uncontrolled: bool) -> Result<EnvFlags, String> {
         let cache = r.cache.as_deref().map(parse_cache).transpose().map_err(|e| format!("--cache: {e}"))?;
+        if let Some(why) = cache.as_ref().and_then(|c| crate::environment::cache::cannot_apply(c, false)) {
+            if !allow_uncontrolled {
+                return Err(format!("--cache: {why}; or pass --allow-uncontrolled to run it anyway, recorded as not applied"));
+            }
+        }
         let background = r.background.as_deref().map(parse_background_choice).transpose().map_err(|e| format!("--background: {e}"))?;
         Ok(EnvFlags { cache, background })
     }
@@ -201,7 +207,7 @@ fn run_plan(lowered: Lowered, env: &EnvFlags, repeat: &RepeatArgs, opts: &RunOpt
             Ok(c) => cells.push(c),
             Err(e) => {
                 let run = if repeat.wanted() { format!("run {i}: ") } else { String::new() };
-                eprintln!("fsbench: error: {run}{e}");
+                super::fail(format!("fsbench: error: {run}{e}"));
                 return 1;
             }
         }
@@ -235,12 +241,13 @@ fn write(exporter: &dyn Exporter, doc: &Document, out: &Output) -> Result<(), i3
     match out {
         Output::Given(o) => emit_doc(exporter, doc, o),
         Output::Append(path) => {
+            super::DOC_WRITTEN.store(true, Ordering::Relaxed);
             let text = exporter.render(doc).map_err(|e| {
-                eprintln!("fsbench: error: {e}");
+                super::fail(format!("fsbench: error: {e}"));
                 1
             })?;
             append(path, &text).map_err(|e| {
-                eprintln!("fsbench: error: {e}");
+                super::fail(format!("fsbench: error: {e}"));
                 1
             })
         }

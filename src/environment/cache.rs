@@ -157,6 +157,23 @@ pub fn apply(s: &CacheScenario, target: Option<&mut ActiveTarget>, files: &[Path
     r
 }
 
+/// Why scenario `s` cannot take effect here, known before anything runs:
+/// `cold` needs root to drop the cache, `fresh-mount` a file system fsbench
+/// mounts itself (`managed_target`). A run in such a scenario would be
+/// labelled with it while measuring something else.
+pub fn cannot_apply(s: &CacheScenario, managed_target: bool) -> Option<String> {
+    match s {
+        CacheScenario::Cold if !crate::host::is_root() => {
+            Some("cold needs root to drop the page cache (/proc/sys/vm/drop_caches); run as root".into())
+        }
+        CacheScenario::FreshMount if !managed_target => Some(
+            "fresh-mount needs a managed target (a file system fsbench makes and mounts): use `fsbench experiment` with [[target]] fs = ..."
+                .into(),
+        ),
+        _ => None,
+    }
+}
+
 /// Apply a scenario; the guard keeps what it made until dropped. `files` are
 /// the workload's data files the scenario is judged by.
 pub fn apply_guarded(s: &CacheScenario, target: Option<&mut ActiveTarget>, files: &[PathBuf]) -> (CacheReport, CacheGuard) {

@@ -7,5 +7,6 @@ pub mod cache;
 pub mod cleanup;
 pub mod mkfs;
 pub mod safety;
+pub mod space;
 pub mod system;
 pub mod target;

@@ -13,6 +13,24 @@ pub fn is_block_device(path: &Path) -> bool {
     std::fs::metadata(path).map(|m| m.file_type().is_block_device()).unwrap_or(false)
 }
 
+/// A missing path in devtmpfs (/dev, not /dev/shm) is a device name this
+/// machine lacks (a job file written for another machine), never a place
+/// for a data file: creating it would benchmark a RAM file and call it the
+/// disk.
+pub fn check_not_new_in_dev(path: &Path) -> Result<(), String> {
+    if path.exists() {
+        return Ok(());
+    }
+    let at = crate::host::mountinfo::canonical_or_nearest(path);
+    if crate::host::mountinfo::mount_for_path(&at).is_some_and(|m| m.fs_type == "devtmpfs") {
+        return Err(format!(
+            "{} does not exist, and fsbench does not create files under /dev (a device this machine does not have?)",
+            path.display()
+        ));
+    }
+    Ok(())
+}
+
 /// `(major, minor, mount point)` of every mount, from /proc/self/mountinfo.
 /// When a mount's source is a block device node whose number differs from
 /// the mount's (btrfs and others report an anonymous device), that device
@@ -145,6 +163,16 @@ mod tests {
         let f = tempfile::NamedTempFile::new().unwrap();
         assert!(!is_block_device(f.path()));
         assert_eq!(check_device_usable(f.path(), false), Ok(()));
+    }
+
+    #[test]
+    fn no_new_files_under_dev() {
+        let e = check_not_new_in_dev(Path::new("/dev/fsbench-no-such-disk")).unwrap_err();
+        assert!(e.contains("/dev/fsbench-no-such-disk") && e.contains("does not exist"), "{e}");
+        assert!(check_not_new_in_dev(Path::new("/dev/null")).is_ok());
+        assert!(check_not_new_in_dev(Path::new("/dev/shm/fsbench-new")).is_ok(), "/dev/shm is a tmpfs for files");
+        let d = tempfile::tempdir().unwrap();
+        assert!(check_not_new_in_dev(&d.path().join("new")).is_ok());
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! experiment file and by `--cache`/`--background`.
 
 use crate::model::environment::{BackgroundSpec, CacheScenario};
+use crate::units::clip;
 use crate::units::{parse_bool, parse_size, parse_uint};
 use std::path::PathBuf;
 
@@ -33,7 +34,7 @@ pub fn parse_cache(s: &str) -> Result<CacheScenario, String> {
     if lower == "polluted" {
         return Err("cache scenario 'polluted' needs a size; expected polluted:SIZE such as polluted:512m".to_string());
     }
-    Err(format!("unknown cache scenario '{t}': {EXPECTED}"))
+    Err(format!("unknown cache scenario '{}': {EXPECTED}", clip(t)))
 }
 
 impl std::str::FromStr for CacheScenario {
@@ -65,8 +66,10 @@ pub fn parse_background(s: &str, dir: impl Into<PathBuf>) -> Result<BackgroundSp
     };
     if kind != "files" {
         return Err(format!(
-            "unknown background load '{kind}' in '{s}': expected 'none' or 'files[:OPTIONS]' \
-             with OPTIONS a comma-separated list of {VALID_OPTIONS}"
+            "unknown background load '{}' in '{}': expected 'none' or 'files[:OPTIONS]' \
+             with OPTIONS a comma-separated list of {VALID_OPTIONS}",
+            clip(kind),
+            clip(s)
         ));
     }
     let mut spec = BackgroundSpec::seed(dir);
@@ -92,7 +95,7 @@ pub fn parse_background(s: &str, dir: impl Into<PathBuf>) -> Result<BackgroundSp
             ("size" | "rate" | "max" | "dir", None) => {
                 return Err(bad(format!("needs a value ({key}=...); valid options: {VALID_OPTIONS}")))
             }
-            _ => return Err(format!("unknown option '{key}' in background load '{s}'; valid options: {VALID_OPTIONS}")),
+            _ => return Err(format!("unknown option '{}' in background load '{}'; valid options: {VALID_OPTIONS}", clip(key), clip(s))),
         }
         if seen.contains(&key) {
             return Err(format!("option '{key}' given twice in background load '{s}'"));

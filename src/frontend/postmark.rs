@@ -45,6 +45,7 @@
 
 use crate::frontend::suggest::nearest;
 use crate::model::postmark::{Location, PostmarkPlan, ReportStyle};
+use crate::units::clip;
 use std::fmt;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -299,8 +300,10 @@ impl Session {
             return Err(here.err(first.col, "shell escapes ('!command') are not run by fsbench"));
         }
         let Some(cmd) = find(first.text, COMMANDS) else {
-            return Err(here
-                .err(first.col, format!("unknown command '{}' (expected {}){}", first.text, list(COMMANDS), hint(first.text, COMMANDS))));
+            return Err(here.err(
+                first.col,
+                format!("unknown command '{}' (expected {}){}", clip(first.text), list(COMMANDS), hint(first.text, COMMANDS)),
+            ));
         };
         match cmd {
             "set" => {
@@ -333,7 +336,7 @@ impl Session {
 
     fn load(&mut self, here: &Here<'_>, arg: &Word<'_>) -> Result<(), PostmarkError> {
         let path = Path::new(arg.text);
-        let text = read_text(path).map_err(|m| here.err(arg.col, format!("cannot read command file '{}': {m}", arg.text)))?;
+        let text = read_text(path).map_err(|m| here.err(arg.col, format!("cannot read command file '{}': {m}", clip(arg.text))))?;
         let canon = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         if let Some(i) = self.frames.iter().position(|f| f.file.as_ref() == Some(&canon)) {
             let chain: Vec<&str> = self.frames[i..].iter().map(|f| f.source.as_str()).chain([arg.text]).collect();
@@ -359,9 +362,10 @@ impl Session {
             return Err(here.err(here.end_col, format!("'set' needs a setting: {}", list(SETTINGS))));
         };
         let Some(key) = find(what.text, SETTINGS) else {
-            return Err(
-                here.err(what.col, format!("unknown setting '{}' (expected {}){}", what.text, list(SETTINGS), hint(what.text, SETTINGS)))
-            );
+            return Err(here.err(
+                what.col,
+                format!("unknown setting '{}' (expected {}){}", clip(what.text), list(SETTINGS), hint(what.text, SETTINGS)),
+            ));
         };
         let args = &w[2..];
         let p = &mut self.plan;
@@ -414,14 +418,17 @@ impl Session {
                 let Some(kind) = find(which.text, &["read", "create"]) else {
                     return Err(here.err(
                         which.col,
-                        format!("'set bias' takes read or create, not '{}'{}", which.text, hint(which.text, &["read", "create"])),
+                        format!("'set bias' takes read or create, not '{}'{}", clip(which.text), hint(which.text, &["read", "create"])),
                     ));
                 };
                 let v = word(here, args.get(1), &format!("set bias {kind}"), "a bias from 0 to 10, or -1")?;
                 let bias = v.text.parse::<i64>().ok().filter(|b| (-1..=10).contains(b)).ok_or_else(|| {
                     here.err(
                         v.col,
-                        format!("'set bias {kind}' takes 0 to 10 (chances out of 10), or -1 to turn that choice off; found '{}'", v.text),
+                        format!(
+                            "'set bias {kind}' takes 0 to 10 (chances out of 10), or -1 to turn that choice off; found '{}'",
+                            clip(v.text)
+                        ),
                     )
                 })?;
                 no_more(here, w, 4, &format!("set bias {kind} N"))?;
@@ -524,7 +531,7 @@ fn number(here: &Here<'_>, w: Option<&Word<'_>>, cmd: &str, what: &str, min: u64
         if !w.text.is_empty() && w.text.bytes().all(|b| b.is_ascii_digit()) {
             here.err(w.col, format!("'{cmd}': {} is too large", w.text))
         } else {
-            here.err(w.col, format!("'{cmd}' needs {what} as a whole number, found '{}'", w.text))
+            here.err(w.col, format!("'{cmd}' needs {what} as a whole number, found '{}'", clip(w.text)))
         }
     })?;
     if n < min {
@@ -543,7 +550,7 @@ fn one_number(here: &Here<'_>, w: &[Word<'_>], cmd: &str, what: &str, min: u64) 
 /// Words from index `max` on are extra.
 fn no_more(here: &Here<'_>, w: &[Word<'_>], max: usize, usage: &str) -> Result<(), PostmarkError> {
     match w.get(max) {
-        Some(x) => Err(here.err(x.col, format!("unexpected '{}': the command is '{usage}'", x.text))),
+        Some(x) => Err(here.err(x.col, format!("unexpected '{}': the command is '{usage}'", clip(x.text)))),
         None => Ok(()),
     }
 }

@@ -23,6 +23,23 @@ pub struct CpuUsage {
 }
 
 impl CpuUsage {
+    /// This usage without `part` of it (e.g. a run without its ramp); the
+    /// wall time loses the longest part, since parts overlap in time.
+    pub fn without(&self, parts: &[CpuUsage]) -> CpuUsage {
+        let mut u = self.clone();
+        for p in parts {
+            u.user_s = (u.user_s - p.user_s).max(0.0);
+            u.system_s = (u.system_s - p.system_s).max(0.0);
+            u.voluntary_ctx_switches = u.voluntary_ctx_switches.saturating_sub(p.voluntary_ctx_switches);
+            u.involuntary_ctx_switches = u.involuntary_ctx_switches.saturating_sub(p.involuntary_ctx_switches);
+            u.minor_faults = u.minor_faults.saturating_sub(p.minor_faults);
+            u.major_faults = u.major_faults.saturating_sub(p.major_faults);
+        }
+        let longest = parts.iter().map(|p| p.wall_s).fold(0.0, f64::max);
+        u.wall_s = (u.wall_s - longest).max(0.0);
+        u
+    }
+
     /// CPU seconds (user + system) per completed operation, in microseconds.
     pub fn us_per_op(&self, ops: u64) -> f64 {
         if ops == 0 {
@@ -44,11 +61,21 @@ fn tv_secs(tv: libc::timeval) -> f64 {
 }
 
 impl UsageMark {
+    /// The whole process so far.
     pub fn now() -> UsageMark {
+        Self::of(libc::RUSAGE_SELF)
+    }
+
+    /// The calling thread so far (a worker's own share, e.g. its ramp).
+    pub fn thread_now() -> UsageMark {
+        Self::of(libc::RUSAGE_THREAD)
+    }
+
+    fn of(who: libc::c_int) -> UsageMark {
         // SAFETY: libc::rusage is integers and timevals, for which all-zero bytes is a valid value.
         let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: `ru` is a live, writable rusage that getrusage(RUSAGE_SELF) only writes into.
-        unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+        // SAFETY: `ru` is a live, writable rusage that getrusage only writes into.
+        unsafe { libc::getrusage(who, &mut ru) };
         UsageMark { at: Instant::now(), ru }
     }
 

@@ -44,6 +44,11 @@ impl RwKind {
     }
 }
 
+/// Most clones (threads) one invocation may start, all jobs together: fio's
+/// own limit, and far beyond what a benchmark needs, but low enough that a
+/// typo such as numjobs=100000 is an error, not 100,000 threads.
+pub const MAX_CLONES: u32 = 4096;
+
 /// Direction index used for per-direction arrays (`[read, write]`).
 pub const READ: usize = 0;
 pub const WRITE: usize = 1;
@@ -267,6 +272,13 @@ impl JobSpec {
     }
 
     /// Largest block size over both directions: buffers are this big.
+    /// The job changes its files: it writes, or syncs them at the end. A job
+    /// that does neither opens them read-only, so a device it names keeps
+    /// its data (and may even be mounted).
+    pub fn modifies_files(&self) -> bool {
+        self.rw.writes() || self.end_fsync
+    }
+
     pub fn max_bs(&self) -> u64 {
         self.bs[READ].max().max(self.bs[WRITE].max())
     }

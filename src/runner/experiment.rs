@@ -23,6 +23,7 @@ pub struct ExperimentOptions {
     pub out: PathBuf,
     pub resume: bool,
     pub allow_device: bool,
+    pub allow_fill: bool,
     pub stop: Arc<AtomicBool>,
     /// The experiment's progress (runs done of all), and every run's
     /// warnings, prefixed with its cell.
@@ -181,6 +182,7 @@ fn run_one(
     let run_opts = RunOptions {
         cache_controlled: false,
         allow_device: opts.allow_device,
+        allow_fill: opts.allow_fill,
         keep_files: plan.workload.shape().keeps_files_between_runs(),
         stop: opts.stop.clone(),
         events,

@@ -29,6 +29,8 @@ pub struct RunOptions {
     pub allow_device: bool,
     /// Keep created files even when interrupted or when unlink=1.
     pub keep_files: bool,
+    /// Lay out even when the plan needs more than the free space.
+    pub allow_fill: bool,
     /// Set by Ctrl-C/SIGTERM: workers stop, partial results are reported.
     pub stop: Arc<AtomicBool>,
     /// Where warnings, notes and progress go.

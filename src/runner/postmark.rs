@@ -43,6 +43,7 @@
 //! error and when stopped (the stop flag is read once per created file and
 //! per transaction; the deletion phase always completes).
 
+use crate::environment::space::Need;
 use crate::host::proc_io::process_io;
 use crate::measure::usage::UsageMark;
 use crate::model::postmark::PostmarkPlan;
@@ -834,6 +835,15 @@ mod tests;
 /// The layout `run_plan`'s results take when no frontend chose one.
 pub const LAYOUT: &str = "postmark";
 
+/// The pool's files, spread over the locations by weight: number × mean
+/// size (transactions then create and delete about as many as they add).
+fn space_needs(plan: &PostmarkPlan) -> Vec<Need> {
+    let mean = (plan.size_low + plan.size_high.max(plan.size_low + 1) - 1) as f64 / 2.0;
+    let total = plan.number as f64 * mean;
+    let weights: u64 = plan.locations.iter().map(|l| l.weight as u64).sum::<u64>().max(1);
+    plan.locations.iter().map(|l| Need::new_in(&l.path, (total * l.weight as f64 / weights as f64) as u64)).collect()
+}
+
 /// Run the plan as fsbench runs every shape: inside a measured window with
 /// its CPU, process I/O and device counters, progress on the meter, and
 /// the result in the common envelope (the Postmark figures in `details`).
@@ -844,6 +854,7 @@ pub(crate) fn run_plan(
     before_measure: &mut dyn FnMut(&[PathBuf]),
 ) -> Result<RunResult, String> {
     let started_unix = crate::runner::unix_now();
+    crate::environment::space::check(&space_needs(plan), opts.allow_fill)?;
     // Postmark builds its files inside the measured run: none exist before.
     before_measure(&[]);
     let dirs: Vec<PathBuf> = plan.locations.iter().map(|l| l.path.clone()).collect();

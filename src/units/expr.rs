@@ -36,7 +36,7 @@ pub fn eval(s: &str) -> Result<Num, String> {
     let v = p.expr()?;
     p.skip_ws();
     if p.pos != p.s.len() {
-        return Err(format!("unexpected '{}' in expression", &s[p.pos..]));
+        return Err(format!("unexpected '{}' in expression", crate::units::clip(&s[p.pos..])));
     }
     match v {
         Num::Float(f) if !f.is_finite() => Err("the result is not a finite number".into()),

@@ -84,3 +84,16 @@ pub fn disk_tempdir() -> tempfile::TempDir {
     let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
     tempfile::tempdir_in(base).expect("tempdir")
 }
+
+/// A command that failed before its document: stdout is empty, or (JSON
+/// asked for) holds only the error object, whose message is on stderr too.
+pub fn assert_no_document(out: &std::process::Output) {
+    if out.stdout.is_empty() {
+        return;
+    }
+    let doc: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is neither empty nor JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)));
+    assert_eq!(doc["schema"], "fsbench-error/1", "only the error object: {doc}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(doc["error"].as_str().is_some_and(|e| err.contains(e)), "the object carries stderr's error: {doc}");
+}

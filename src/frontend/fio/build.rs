@@ -10,6 +10,7 @@ use super::ini::Entry;
 use super::options::{self, JobState};
 use super::{FioError, ParseOptions};
 use crate::model::job::JobSpec;
+use crate::units::clip;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -188,7 +189,7 @@ impl Builder<'_> {
 
 /// `--key=value` → (key, Some(value)); `--key` → (key, None).
 fn split_arg(a: &str) -> Result<(&str, Option<&str>), FioError> {
-    let bad = || Loc::command_line(None).err(None, format!("expected --option=value or --option, got '{a}'"));
+    let bad = || Loc::command_line(None).err(None, format!("expected --option=value or --option, got '{}'", clip(a)));
     let body = a.strip_prefix("--").ok_or_else(bad)?;
     let (key, value) = match body.split_once('=') {
         Some((k, v)) => (k, Some(v)),
@@ -226,7 +227,7 @@ fn split_filenames(raw: &str, dir: Option<&Path>) -> Result<Vec<PathBuf>, String
         }
     }
     if names.iter().any(|n| n.trim().is_empty()) {
-        return Err(format!("expected file names separated by ':', got '{raw}' (an empty name)"));
+        return Err(format!("expected file names separated by ':', got '{}' (an empty name)", clip(raw)));
     }
     let join = |n: String| match dir {
         Some(d) if Path::new(&n).is_relative() => d.join(n),

@@ -12,6 +12,7 @@
 //! Values are returned unexpanded; `expand` handles `${VAR}` and `$ncpus`.
 
 use super::FioError;
+use crate::units::clip;
 use std::path::{Path, PathBuf};
 
 /// Includes deeper than this are surely a mistake (and would exhaust the stack).
@@ -156,12 +157,12 @@ fn read_line(ctx: &Ctx, text: &str, stack: &mut Vec<PathBuf>, out: &mut Vec<Entr
 fn read_section(ctx: &Ctx, body: &str, start: usize, out: &mut Vec<Entry>) -> Result<(), FioError> {
     let col = col_of(body, start);
     let Some(inner) = body[start + 1..].strip_suffix(']') else {
-        let msg = format!("unterminated section header '{}': expected '[name]'", &body[start..]);
+        let msg = format!("unterminated section header '{}': expected '[name]'", clip(&body[start..]));
         return Err(ctx.err(col, out, None, msg));
     };
     let name = inner.trim();
     if name.is_empty() || name.contains(['[', ']']) {
-        let msg = format!("bad section header '{}': expected '[name]' with a non-empty name", &body[start..]);
+        let msg = format!("bad section header '{}': expected '[name]' with a non-empty name", clip(&body[start..]));
         return Err(ctx.err(col, out, None, msg));
     }
     out.push(Entry::Section { name: name.to_string(), pos: ctx.pos(col) });
@@ -180,7 +181,7 @@ fn read_option(ctx: &Ctx, body: &str, start: usize, out: &mut Vec<Entry>) -> Res
         None => (&body[start..], None, col),
     };
     if key.is_empty() || key.contains(char::is_whitespace) {
-        let msg = format!("expected 'key=value' or a bare key, got '{}'", &body[start..]);
+        let msg = format!("expected 'key=value' or a bare key, got '{}'", clip(&body[start..]));
         return Err(ctx.err(col, out, None, msg));
     }
     if current_section(out).is_none() {

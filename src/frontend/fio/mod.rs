@@ -15,7 +15,7 @@ pub mod options;
 #[cfg(test)]
 mod tests;
 
-use crate::model::job::JobSpec;
+use crate::model::job::{JobSpec, MAX_CLONES};
 use std::fmt;
 use std::path::PathBuf;
 
@@ -90,6 +90,12 @@ fn parse_entries(
     let mut b = build::Builder { opts, env, warnings: Vec::new() };
     let jobs = if files.is_empty() { b.command_line_jobs(args)? } else { file_jobs(&mut b, &files, args)? };
     let jobs = jobs.into_iter().map(build::finish).collect::<Result<Vec<_>, _>>()?;
+    let clones: u64 = jobs.iter().map(|j| u64::from(j.numjobs)).sum();
+    if clones > u64::from(MAX_CLONES) {
+        let source = files.first().map_or_else(|| "command line".to_string(), |(s, _)| s.clone());
+        let message = format!("the jobs start {clones} clones (the sum of numjobs) but at most {MAX_CLONES} can run at once, as in fio");
+        return Err(FioError { source, line: None, col: None, section: None, option: Some("numjobs".into()), message });
+    }
     Ok(Parsed { jobs, warnings: b.warnings })
 }
 

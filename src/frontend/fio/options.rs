@@ -6,7 +6,8 @@
 //! adds the location.
 
 use crate::frontend::suggest::nearest;
-use crate::model::job::{BlockSize, Fallocate, JobSpec, RwKind, SyncMode};
+use crate::model::job::{BlockSize, Fallocate, JobSpec, RwKind, SyncMode, MAX_CLONES};
+use crate::units::clip;
 use crate::units::{parse_bool, parse_duration, parse_size, parse_u32, parse_uint};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -93,7 +94,7 @@ const USEC: Duration = Duration::from_micros(1);
 const RW_FORM: &str = "one of read, write, randread, randwrite, rw, readwrite, randrw";
 
 fn expected(form: &str, v: &str) -> String {
-    format!("expected {form}, got '{v}'")
+    format!("expected {form}, got '{}'", clip(v))
 }
 
 /// Split a `read,write` pair. One value applies to both directions; an
@@ -107,7 +108,7 @@ fn per_direction<T: Clone>(v: &str, form: &str, mut parse: impl FnMut(&str) -> R
             Ok([Some(x.clone()), Some(x)])
         }
         [r, w] => Ok([side(r)?, side(w)?]),
-        _ => Err(format!("expected {form} or a 'read,write' pair, got '{v}' (trim values are not supported)")),
+        _ => Err(format!("expected {form} or a 'read,write' pair, got '{}' (trim values are not supported)", clip(v))),
     }
 }
 
@@ -122,7 +123,7 @@ fn store<T>(dst: &mut [T; 2], src: [Option<T>; 2]) {
 
 fn block_size(j: &JobState, v: &str) -> Result<u64, String> {
     match parse_size(v, j.kb_base)? {
-        0 => Err(format!("expected a block size > 0 such as 4k, got '{v}'")),
+        0 => Err(format!("expected a block size > 0 such as 4k, got '{}'", clip(v))),
         b => Ok(b),
     }
 }
@@ -139,7 +140,7 @@ fn set_bsrange(j: &mut JobState, v: &str) -> Result<(), String> {
         let (lo, hi) = s.split_once('-').ok_or_else(|| expected(form, s))?;
         let (min, max) = (block_size(j, lo)?, block_size(j, hi)?);
         if min > max {
-            return Err(format!("expected {form} with min <= max, got '{s}' (min {min} > max {max})"));
+            return Err(format!("expected {form} with min <= max, got '{}' (min {min} > max {max})", clip(s)));
         }
         Ok(BlockSize::Range { min, max })
     })?;
@@ -162,7 +163,7 @@ fn parse_bssplit(j: &JobState, v: &str) -> Result<BlockSize, String> {
     let given: u32 = entries.iter().filter_map(|e| e.1).sum();
     let missing = entries.iter().filter(|e| e.1.is_none()).count() as u32;
     if given > 100 || (missing == 0 && given != 100) {
-        return Err(format!("expected {form}, got '{v}' (they add up to {given})"));
+        return Err(format!("expected {form}, got '{}' (they add up to {given})", clip(v)));
     }
     let left = 100 - given;
     let (share, mut extra) = (left.checked_div(missing).unwrap_or(0), left.checked_rem(missing).unwrap_or(0));
@@ -184,7 +185,7 @@ fn set_bssplit(j: &mut JobState, v: &str) -> Result<(), String> {
 
 fn set_rw(j: &mut JobState, v: &str) -> Result<(), String> {
     if let Some((_, n)) = v.split_once(':') {
-        return Err(format!("expected {RW_FORM}, got '{v}' (the ':{n}' suffix is not supported)"));
+        return Err(format!("expected {RW_FORM}, got '{}' (the ':{n}' suffix is not supported)", clip(v)));
     }
     j.spec.rw = match v.to_ascii_lowercase().as_str() {
         "read" => RwKind::Read,
@@ -194,7 +195,7 @@ fn set_rw(j: &mut JobState, v: &str) -> Result<(), String> {
         "rw" | "readwrite" => RwKind::ReadWrite,
         "randrw" => RwKind::RandRw,
         "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
-            return Err(format!("expected {RW_FORM}, got '{v}' (trim workloads are not supported)"))
+            return Err(format!("expected {RW_FORM}, got '{}' (trim workloads are not supported)", clip(v)))
         }
         _ => return Err(expected(RW_FORM, v)),
     };
@@ -207,7 +208,7 @@ fn set_ioengine(j: &mut JobState, v: &str) -> Result<(), String> {
             j.spec.ioengine = e.name.to_string();
             Ok(())
         }
-        None => Err(format!("unknown ioengine '{v}'; expected one of: {}", crate::model::engine::names().join(", "))),
+        None => Err(format!("unknown ioengine '{}'; expected one of: {}", clip(v), crate::model::engine::names().join(", "))),
     }
 }
 
@@ -312,7 +313,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("fsync", [], "fsync after every N writes (0 = never)", Uint(0, u32::MAX, |j, n| j.spec.fsync = n)),
     opt!("fdatasync", [], "fdatasync after every N writes (0 = never)", Uint(0, u32::MAX, |j, n| j.spec.fdatasync = n)),
     opt!("end_fsync", [], "fsync when the job ends (0/1)", Bool(|j, b| j.spec.end_fsync = b)),
-    opt!("numjobs", [], "parallel clones of the job (>= 1)", Uint(1, u32::MAX, |j, n| j.spec.numjobs = n)),
+    opt!("numjobs", [], "parallel clones of the job (>= 1)", Uint(1, MAX_CLONES, |j, n| j.spec.numjobs = n)),
     opt!(
         "runtime",
         ["timeout"],

@@ -55,6 +55,17 @@ impl Document<'_> {
             Document::Comparison(_) => DocKind::Comparison,
         }
     }
+
+    /// Every warning the document carries, for stderr: a reader of JSON or
+    /// of a file must not be the only one to learn of them.
+    pub fn warnings(&self) -> Vec<String> {
+        match self {
+            Document::Run(r) => r.warnings.clone(),
+            Document::Repeated(d) => d.runs.iter().flat_map(|r| r.warnings.iter().cloned()).chain(d.warnings.iter().cloned()).collect(),
+            Document::Experiment(s) => s.warnings.clone(),
+            Document::Comparison(c) => c.no_spread_notice(),
+        }
+    }
 }
 
 /// A document an exporter could not render.

@@ -18,13 +18,12 @@ pub const LAYOUT: Layout = Layout {
 fn table(r: &RunResult) -> String {
     // The tests all ran with the same settings: read them from the first.
     let first = r.jobs.first().map(|j| &j.resolved);
-    let direct = first.and_then(|v| v["direct"].as_bool()).unwrap_or(false);
     let runtime = first.and_then(|v| v["runtime_s"].as_f64()).unwrap_or(0.0);
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "fsbench quick — {} I/O, {runtime} s per test; ± is the sd over 1-s intervals; latency per I/O in µs",
-        if direct { "O_DIRECT (page cache bypassed)" } else { "BUFFERED (no O_DIRECT: page cache in play)" }
+        "fsbench quick — {}, {runtime} s per test; ± is the sd over 1-s intervals; latency per I/O in µs",
+        what_was_measured(r)
     );
     let _ = writeln!(s, "{:<20} {:>22} {:>18} {:>9} {:>9} {:>9} {:>9}", "test", "result", "± sd", "p50", "p99", "p99.9", "max");
     for j in &r.jobs {
@@ -78,6 +77,29 @@ fn table(r: &RunResult) -> String {
     }
     s
 }
+
+/// What the figures measure, from what the tests really did: O_DIRECT only
+/// when every test ran with it through read/write calls, and never "disk"
+/// on a file system that lives in memory.
+fn what_was_measured(r: &RunResult) -> String {
+    let direct = r.jobs.iter().all(|j| j.resolved["direct"].as_bool().unwrap_or(false));
+    let mapped: Vec<&str> =
+        r.jobs.iter().filter(|j| crate::model::engine::find(&j.engine).is_some_and(|e| e.caps.mapped)).map(|j| j.name.as_str()).collect();
+    let mut what = if !direct {
+        "BUFFERED I/O (no O_DIRECT: page cache in play)".to_string()
+    } else if !mapped.is_empty() {
+        format!("O_DIRECT I/O, except {} through a memory mapping (page cache in play)", mapped.join(", "))
+    } else {
+        "O_DIRECT I/O (page cache bypassed)".to_string()
+    };
+    if let Some(t) = r.system.targets.first().filter(|t| MEMORY_FILE_SYSTEMS.contains(&t.fs_type.as_str())) {
+        what.push_str(&format!(" on {}, which lives in memory: no disk was measured", t.fs_type));
+    }
+    what
+}
+
+/// File systems whose files are pages in RAM.
+const MEMORY_FILE_SYSTEMS: &[&str] = &["tmpfs", "ramfs", "devtmpfs", "hugetlbfs"];
 
 fn device_line(r: &RunResult) -> String {
     let mut names: Vec<String> = r.groups.iter().flat_map(|g| g.devices.iter().map(|d| d.name.clone())).collect();

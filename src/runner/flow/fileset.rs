@@ -11,6 +11,7 @@
 use super::dist;
 use crate::environment::cleanup::{self, Action, Token};
 use crate::environment::safety;
+use crate::environment::space::Need;
 use crate::model::flow::{Dist, FilesetSpec, FlowPlan, Num, RandVar};
 use crate::result::flow::FilesetReport;
 use crate::runner::buffers;
@@ -471,6 +472,23 @@ fn scan(
     None
 }
 
+/// What preallocating every fileset will occupy: entries × mean size ×
+/// prealloc%, for the free-space check before anything is written. An
+/// existing tree of fsbench's own is replaced, so its blocks count as free.
+pub fn space_needs(plan: &FlowPlan) -> Vec<Need> {
+    plan.filesets
+        .iter()
+        .map(|s| {
+            let mean = match s.size {
+                Num::Fixed(v) => v as f64,
+                Num::Random(i) => plan.randvars.get(i).map_or(0.0, dist::mean),
+            };
+            let bytes = s.entries as f64 * mean.max(0.0) * s.prealloc_pct.min(100) as f64 / 100.0;
+            Need::replacing(&s.path.join(&s.name), bytes as u64)
+        })
+        .collect()
+}
+
 /// Build fileset `j` of `plan` on disk (or check the device it names).
 pub fn populate(plan: &FlowPlan, j: usize, allow_device: bool) -> Result<Fileset, String> {
     let spec = &plan.filesets[j];
@@ -498,6 +516,7 @@ pub fn populate(plan: &FlowPlan, j: usize, allow_device: bool) -> Result<Fileset
     if !spec.path.is_dir() {
         return Err(format!("{who}: directory {} does not exist", spec.path.display()));
     }
+    safety::check_not_new_in_dev(&root).map_err(|e| format!("{who}: {e}"))?;
     let mut keep_existing = false;
     match std::fs::symlink_metadata(&root) {
         Ok(m) => {

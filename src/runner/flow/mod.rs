@@ -126,6 +126,7 @@ pub(crate) fn run_with(
 ) -> Result<RunResult, String> {
     let started_unix = crate::runner::unix_now();
     let prog = program::build(plan)?;
+    crate::environment::space::check(&fileset::space_needs(plan), opts.allow_fill)?;
     let mut warnings = Warnings::new(&*opts.events);
     let mut sets: Vec<Option<Fileset>> = plan.filesets.iter().map(|_| None).collect();
     let outcome = prelude_and_run(plan, &prog, opts, &mut sets, &mut warnings, before_measure);

@@ -97,6 +97,7 @@ pub fn process(name: &str, instances: u32, flowops: Vec<FlowopSpec>) -> ProcessS
 pub fn options() -> RunOptions {
     RunOptions {
         allow_device: false,
+        allow_fill: false,
         keep_files: false,
         stop: Arc::new(AtomicBool::new(false)),
         events: Arc::new(crate::runner::events::Collect::default()),

@@ -3,6 +3,7 @@
 
 use super::offsets::Region;
 use crate::environment::safety;
+use crate::environment::space::Need;
 use crate::model::job::{Fallocate, JobSpec, SyncMode, READ, WRITE};
 use crate::runner::rng::Rng;
 use std::collections::HashSet;
@@ -71,6 +72,34 @@ pub fn granularity(spec: &JobSpec) -> u64 {
     g.max(1)
 }
 
+/// What laying out every clone's files will occupy, file by file (a file
+/// named by several jobs counts once, at its largest), for the free-space
+/// check before anything is written. Files whose size comes from what
+/// exists need nothing new.
+pub fn space_needs(jobs: &[JobSpec]) -> Vec<Need> {
+    let mut needs: Vec<Need> = Vec::new();
+    let mut index: std::collections::HashMap<PathBuf, usize> = Default::default();
+    for spec in jobs {
+        let Some(total) = spec.size else { continue };
+        let gran = granularity(spec);
+        for clone in 0..spec.numjobs {
+            let paths = paths(spec, clone);
+            let per_file = total / paths.len().max(1) as u64 / gran * gran;
+            for path in paths {
+                let bytes = spec.offset + per_file;
+                match index.get(&path) {
+                    Some(&i) => needs[i].bytes = needs[i].bytes.max(bytes),
+                    None => {
+                        index.insert(path.clone(), needs.len());
+                        needs.push(Need::replacing(&path, bytes));
+                    }
+                }
+            }
+        }
+    }
+    needs
+}
+
 /// Check, create and lay out the files of one clone.
 pub fn prepare(spec: &JobSpec, clone: u32, allow_device: bool, ledger: &mut Ledger) -> Result<Vec<PreparedFile>, String> {
     let paths = paths(spec, clone);
@@ -79,7 +108,7 @@ pub fn prepare(spec: &JobSpec, clone: u32, allow_device: bool, ledger: &mut Ledg
     let mut out = Vec::with_capacity(paths.len());
     for path in paths {
         let is_device = safety::is_block_device(&path);
-        if is_device {
+        if is_device && spec.modifies_files() {
             safety::check_device_usable(&path, allow_device)?;
         }
         let size = match per_file {
@@ -151,6 +180,7 @@ fn lay_out(spec: &JobSpec, path: &Path, needed: u64, ledger: &mut Ledger) -> Res
         return Ok(false);
     }
     let exists = path.exists();
+    safety::check_not_new_in_dev(path)?;
     if !exists && spec.create_on_open && !spec.rw.reads() {
         ledger.created.push(path.to_path_buf());
         ledger.laid_out.insert(path.to_path_buf());
@@ -241,7 +271,7 @@ pub fn invalidate(file: &PreparedFile) -> Result<(), String> {
 
 /// Open a worker's file with the job's flags.
 pub fn open(spec: &JobSpec, file: &PreparedFile, mapped: bool) -> Result<File, String> {
-    let writes = spec.rw.writes() || spec.end_fsync;
+    let writes = spec.modifies_files();
     let mut flags = 0;
     if spec.direct && !mapped {
         flags |= libc::O_DIRECT;

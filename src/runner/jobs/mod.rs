@@ -7,7 +7,7 @@ pub mod progress;
 pub mod worker;
 
 use crate::host::proc_io::process_io;
-use crate::measure::usage::UsageMark;
+use crate::measure::usage::{CpuUsage, UsageMark};
 use crate::model::engine;
 use crate::model::job::JobSpec;
 use crate::observe::blockdev::DeviceWatch;
@@ -110,6 +110,7 @@ pub(crate) fn run(jobs: Vec<JobSpec>, opts: &RunOptions, layout: &str) -> Result
             warnings.warn(w);
         }
     }
+    crate::environment::space::check(&files::space_needs(&jobs), opts.allow_fill)?;
     let mut ledger = Ledger::default();
     let mut results = Vec::new();
     let mut group_results = Vec::new();
@@ -222,13 +223,15 @@ fn run_group(
     });
     let usage = usage_before.until(&UsageMark::now());
     let elapsed_ns = (usage.wall_s * 1e9) as u64;
+    let ramps: Vec<CpuUsage> = outputs.iter().filter_map(|(_, w)| w.ramp_cpu.clone()).collect();
+    let usage = usage.without(&ramps);
     let group =
         GroupResult { group: gid, elapsed_ns, process_io: process_io().since(&io_before), devices: watch.finish(elapsed_ns), cpu: usage };
     Ok((collect_results(gid, members, jobs, outputs), group))
 }
 
 fn failed(msg: &str) -> WorkerOutput {
-    WorkerOutput { ops: Vec::new(), timeline: Timeline::default(), elapsed_ns: 0, partial: false, error: Some(msg.to_string()) }
+    WorkerOutput { error: Some(msg.to_string()), ..WorkerOutput::default() }
 }
 
 /// The directory (or device) a file lives in, for the system snapshot.

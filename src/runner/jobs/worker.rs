@@ -8,6 +8,7 @@
 use super::files::{self, PreparedFile};
 use super::offsets::OffsetGen;
 use crate::ioengine::{self, Completion, EngineBuf, EngineConfig, EngineFile, IoEngine, IoOp, IoUnit, Queued};
+use crate::measure::usage::{CpuUsage, UsageMark};
 use crate::model::job::{BlockSize, JobSpec, READ, WRITE};
 use crate::result::{OpClass, OpStats, Timeline};
 use crate::runner::buffers::{self, Buffers};
@@ -42,12 +43,16 @@ pub struct WorkerInput {
     pub progress: Arc<ProgressCell>,
 }
 
+#[derive(Default)]
 pub struct WorkerOutput {
     pub ops: Vec<OpStats>,
     pub timeline: Timeline,
     pub elapsed_ns: u64,
     pub partial: bool,
     pub error: Option<String>,
+    /// This thread's CPU during its ramp, which the group's CPU leaves out
+    /// (CPU per op is over the measured ops only).
+    pub ramp_cpu: Option<CpuUsage>,
 }
 
 #[derive(Clone, Copy)]
@@ -125,6 +130,9 @@ struct Worker<'a> {
     ticker: Ticker,
     window_start: Instant,
     measuring: bool,
+    /// Taken when the ramp starts; turned into `ramp_cpu` when it ends.
+    ramp_mark: Option<UsageMark>,
+    ramp_cpu: Option<CpuUsage>,
     with_submit: bool,
     inflight: usize,
     error: Option<String>,
@@ -135,7 +143,7 @@ struct Worker<'a> {
 pub fn run(input: WorkerInput) -> WorkerOutput {
     let spec = input.spec.clone();
     let used = [spec.rw.reads(), spec.rw.writes(), spec.fsync > 0 || spec.fdatasync > 0 || spec.end_fsync];
-    let fail = |e: String| WorkerOutput { ops: Vec::new(), timeline: Timeline::default(), elapsed_ns: 0, partial: false, error: Some(e) };
+    let fail = |e: String| WorkerOutput { error: Some(e), ..WorkerOutput::default() };
     let (Some(info), Some(imp)) = (crate::model::engine::find(&spec.ioengine), ioengine::find(&spec.ioengine)) else {
         return fail(format!("unknown ioengine '{}'", spec.ioengine));
     };
@@ -195,6 +203,8 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
         ticker: Ticker::new(window_start, capacity),
         window_start,
         measuring: spec.ramp_time.is_zero(),
+        ramp_mark: (!spec.ramp_time.is_zero()).then(UsageMark::thread_now),
+        ramp_cpu: None,
         with_submit: info.caps.is_async,
         inflight: 0,
         error: None,
@@ -217,9 +227,13 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
     }
     let elapsed_ns = if w.measuring { end.saturating_duration_since(window_start).as_nanos() as u64 } else { 0 };
     drop(open);
-    let Worker { stats, ticker, error, .. } = w;
+    let Worker { stats, ticker, error, mut ramp_cpu, ramp_mark, .. } = w;
+    if let Some(m) = ramp_mark {
+        // Stopped or finished before the ramp ended: all of it was ramp.
+        ramp_cpu = Some(m.until(&UsageMark::thread_now()));
+    }
     let ops = stats.into_iter().zip(used).filter(|(_, u)| *u).map(|(s, _)| s).collect();
-    WorkerOutput { ops, timeline: ticker.into_timeline(used, end), elapsed_ns, partial, error }
+    WorkerOutput { ops, timeline: ticker.into_timeline(used, end), elapsed_ns, partial, error, ramp_cpu }
 }
 
 fn seed_from_clock() -> u64 {
@@ -404,6 +418,9 @@ impl<'a> Worker<'a> {
     /// The ramp is over: forget what it recorded.
     fn start_window(&mut self) {
         self.measuring = true;
+        if let Some(m) = self.ramp_mark.take() {
+            self.ramp_cpu = Some(m.until(&UsageMark::thread_now()));
+        }
         for s in self.stats.iter_mut() {
             s.reset();
         }

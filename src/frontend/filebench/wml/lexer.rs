@@ -115,14 +115,7 @@ pub fn describe(tok: &Tok) -> String {
     }
 }
 
-/// Long user text shortened for messages (on a character boundary).
-pub fn clip(s: &str) -> String {
-    const MAX: usize = 60;
-    match s.char_indices().nth(MAX) {
-        Some((i, _)) => format!("{}...", &s[..i]),
-        None => s.to_string(),
-    }
-}
+pub use crate::units::clip;
 
 impl<'a> Lexer<'a> {
     pub fn new(src: &'a str) -> Self {

@@ -1,0 +1,136 @@
+//! Free space before laying out. A plan that needs more than the file system
+//! holds would otherwise write until the disk is full (the root file system
+//! of the machine, when the user forgot `--directory`) or preallocate for
+//! minutes before failing; runners ask here first, with what each of their
+//! files or trees will occupy once laid out.
+
+use crate::units::bytes as format_bytes;
+use std::collections::BTreeMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// Something a runner lays out: a file or a directory tree, and the bytes
+/// it will hold.
+#[derive(Clone, Debug)]
+pub struct Need {
+    pub path: PathBuf,
+    pub bytes: u64,
+    /// What is at `path` now is the runner's to reuse or replace (a job's
+    /// file, fsbench's own tree), so its blocks count as available.
+    pub replaces: bool,
+}
+
+impl Need {
+    /// New files in `dir`, next to whatever else is there.
+    pub fn new_in(dir: &Path, bytes: u64) -> Need {
+        Need { path: dir.to_path_buf(), bytes, replaces: false }
+    }
+    /// A file or tree at `path` that the runner reuses or rebuilds.
+    pub fn replacing(path: &Path, bytes: u64) -> Need {
+        Need { path: path.to_path_buf(), bytes, replaces: true }
+    }
+}
+
+/// Refuse when what the needs add up to exceeds the free space of any file
+/// system they land on, naming both numbers; `allow_fill` lets the user fill
+/// it on purpose (an ENOSPC experiment). Block devices are not this check's
+/// concern (their size is checked where they are opened).
+pub fn check(needs: &[Need], allow_fill: bool) -> Result<(), String> {
+    if allow_fill {
+        return Ok(());
+    }
+    // Per file system (st_dev of the nearest existing ancestor): bytes still
+    // to write, and one path to name in the message.
+    let mut per_fs: BTreeMap<u64, (u64, PathBuf)> = BTreeMap::new();
+    for n in needs {
+        if crate::environment::safety::is_block_device(&n.path) {
+            continue;
+        }
+        let Some((dev, anchor)) = existing_ancestor(&n.path) else { continue };
+        let have = if n.replaces { allocated(&n.path, dev) } else { 0 };
+        let e = per_fs.entry(dev).or_insert((0, anchor));
+        e.0 = e.0.saturating_add(n.bytes.saturating_sub(have));
+    }
+    for (needed, anchor) in per_fs.values() {
+        let Some(free) = free_bytes(anchor) else { continue };
+        if *needed > free {
+            return Err(format!(
+                "the workload needs about {} under {} but its file system has {} free; reduce size/numjobs/nrfiles, choose another directory, or pass --allow-fill to fill it on purpose",
+                format_bytes(*needed),
+                anchor.display(),
+                format_bytes(free)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The device number and path of `p` or its nearest existing ancestor.
+fn existing_ancestor(p: &Path) -> Option<(u64, PathBuf)> {
+    let abs = if p.is_absolute() { p.to_path_buf() } else { std::env::current_dir().ok()?.join(p) };
+    let mut cur: &Path = &abs;
+    loop {
+        if let Ok(m) = std::fs::metadata(cur) {
+            return Some((m.dev(), cur.to_path_buf()));
+        }
+        cur = cur.parent()?;
+    }
+}
+
+/// Bytes already allocated at `p` on device `dev`: a file's blocks, or a
+/// tree's (not crossing into other file systems).
+fn allocated(p: &Path, dev: u64) -> u64 {
+    let Ok(m) = std::fs::symlink_metadata(p) else { return 0 };
+    if m.dev() != dev {
+        return 0;
+    }
+    if !m.is_dir() {
+        return m.blocks() * 512;
+    }
+    let Ok(rd) = std::fs::read_dir(p) else { return 0 };
+    rd.flatten().map(|e| allocated(&e.path(), dev)).sum::<u64>() + m.blocks() * 512
+}
+
+/// Bytes an unprivileged writer may still use (statvfs f_bavail).
+fn free_bytes(p: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(p.as_os_str().as_bytes()).ok()?;
+    // SAFETY: libc::statvfs is a struct of integers, for which all-zero bytes is a valid value.
+    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: statvfs reads the NUL-terminated path `c` (alive for the call)
+    // and writes only into the live local `s`.
+    let r = unsafe { libc::statvfs(c.as_ptr(), &mut s) };
+    (r == 0).then(|| s.f_bavail as u64 * s.f_frsize as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn more_than_free_is_refused_with_both_numbers() {
+        let d = tempfile::tempdir().unwrap();
+        let free = free_bytes(d.path()).unwrap();
+        let need = Need::new_in(d.path(), free.saturating_mul(2).max(1 << 40));
+        let e = check(std::slice::from_ref(&need), false).unwrap_err();
+        assert!(e.contains("--allow-fill") && e.contains(" free") && e.contains(&d.path().display().to_string()), "{e}");
+        assert!(check(&[need], true).is_ok());
+        assert!(check(&[Need::new_in(d.path(), 4096)], false).is_ok());
+    }
+
+    #[test]
+    fn what_is_already_there_counts_as_available() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("f");
+        std::fs::write(&f, vec![1u8; 1 << 20]).unwrap();
+        let dev = std::fs::metadata(d.path()).unwrap().dev();
+        assert!(allocated(&f, dev) >= 1 << 20);
+        assert!(allocated(d.path(), dev) >= 1 << 20);
+        assert_eq!(allocated(&d.path().join("missing"), dev), 0);
+        // A file the runner reuses needs only what it lacks; new files in the
+        // same directory need all of it.
+        let free = free_bytes(d.path()).unwrap();
+        assert!(check(&[Need::replacing(&f, free + (1 << 20) - 8192)], false).is_ok());
+        assert!(check(&[Need::new_in(d.path(), free + (1 << 20))], false).is_err());
+    }
+}
