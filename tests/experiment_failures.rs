@@ -8,7 +8,7 @@
 mod common;
 use common::*;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Two good workloads, then `last` (the args of the last workload).
 fn experiment(target: &Path, last: &str) -> String {
@@ -34,21 +34,8 @@ args = [{last}]
     )
 }
 
-fn write_exp(dir: &Path, text: &str) -> PathBuf {
-    let p = dir.join("exp.toml");
-    std::fs::write(&p, text).unwrap();
-    p
-}
-
 fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn run_files(out: &Path) -> Vec<String> {
-    let mut v: Vec<String> =
-        std::fs::read_dir(out.join("runs")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-    v.sort();
-    v
 }
 
 #[test]

@@ -12,12 +12,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn write_exp(dir: &Path, text: &str) -> PathBuf {
-    let p = dir.join("exp.toml");
-    std::fs::write(&p, text).unwrap();
-    p
-}
-
 /// One write workload of `${size}`, `repeat` times, on a directory target.
 fn experiment(target: &Path, repeat: u32) -> String {
     timed(target, repeat, "")
@@ -48,10 +42,9 @@ fn json(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).unwrap()
 }
 
-fn run_files(out: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(out.join("runs")).unwrap().map(|e| e.unwrap().path()).collect();
-    v.sort();
-    v
+/// The paths of the runs in `out/runs`, sorted.
+fn run_paths(out: &Path) -> Vec<PathBuf> {
+    run_files(out).iter().map(|f| out.join("runs").join(f)).collect()
 }
 
 /// Bytes the run's job wrote.
@@ -76,7 +69,7 @@ fn resume_keeps_the_recorded_set_and_refuses_another() {
     assert_eq!(plan["sets"], serde_json::json!(["size=2m"]), "{plan}");
     assert_eq!(plan["runs"].as_array().unwrap().len(), 2, "1 cell x 2 repeats: {plan}");
     assert_eq!(std::fs::read_to_string(out.join("experiment.toml")).unwrap(), std::fs::read_to_string(&exp).unwrap());
-    let runs = run_files(&out);
+    let runs = run_paths(&out);
     std::fs::remove_file(&runs[1]).unwrap();
 
     // Another value is refused, naming the parameter and both values; nothing runs.
@@ -97,7 +90,7 @@ fn resume_keeps_the_recorded_set_and_refuses_another() {
     // Without --set (and without the file) the recorded size is used.
     let again = fsbench().args(["experiment", "--no-progress", "--output-format", "json", "--resume"]).arg(&out).output().unwrap();
     assert!(again.status.success(), "{}", stderr(&again));
-    let redone = run_files(&out);
+    let redone = run_paths(&out);
     assert_eq!(redone.len(), 2);
     assert_eq!(written(&redone[1]), 2 << 20, "the redone run wrote the recorded --set size=2m");
     let summary: Value = serde_json::from_slice(&again.stdout).unwrap();
@@ -155,7 +148,7 @@ fn the_interrupt_hint_is_the_whole_command_and_following_it_keeps_the_parameters
     let cmd = format!("{} {} --no-progress", bin.display(), hint.strip_prefix("fsbench ").unwrap());
     let done = Command::new("sh").arg("-c").arg(&cmd).current_dir(work.path()).output().unwrap();
     assert!(done.status.success(), "{cmd}: {}", stderr(&done));
-    let runs = run_files(&out);
+    let runs = run_paths(&out);
     assert_eq!(runs.len(), 3);
     for r in &runs {
         let elapsed = json(r)["result"]["jobs"][0]["elapsed_ns"].as_u64().unwrap();
@@ -193,7 +186,7 @@ args = ["--name=w", "--rw=write", "--bs=64k", "--size=1m"]
     assert!(o.status.success(), "{}", stderr(&o));
     let plan = json(&out.join("plan.json"));
     assert_eq!(plan["targets"][0]["spec"]["managed"]["device"]["loop"]["size"], 96u64 << 20, "{plan}");
-    std::fs::remove_file(&run_files(&out)[0]).unwrap();
+    std::fs::remove_file(&run_paths(&out)[0]).unwrap();
     let o = fsbench().arg("experiment").arg(&exp).arg("--resume").arg(&out).args(["--set", "devsize=2g"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("devsize=2g") && stderr(&o).contains("devsize=96m"), "{}", stderr(&o));

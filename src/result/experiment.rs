@@ -29,7 +29,8 @@ pub struct ExperimentPlan {
     /// The experiment file it was started from (absolute): relative paths
     /// in it (job files, personalities) start at its directory.
     pub file: PathBuf,
-    /// `--set NAME=VALUE` as given.
+    /// The `--set NAME=VALUE` in force: one per parameter set, with the
+    /// value that won when it was set twice.
     pub sets: Vec<String>,
     /// `[params]` after `--set`.
     pub params: BTreeMap<String, String>,

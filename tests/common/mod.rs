@@ -84,3 +84,18 @@ pub fn disk_tempdir() -> tempfile::TempDir {
     let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
     tempfile::tempdir_in(base).expect("tempdir")
 }
+
+/// Write an experiment file `exp.toml` into `dir`.
+pub fn write_exp(dir: &Path, text: &str) -> std::path::PathBuf {
+    let p = dir.join("exp.toml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// The file names in an experiment's `runs/`, sorted.
+pub fn run_files(out: &Path) -> Vec<String> {
+    let mut v: Vec<String> =
+        std::fs::read_dir(out.join("runs")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    v.sort();
+    v
+}
