@@ -5,12 +5,6 @@ mod common;
 use common::*;
 use std::path::Path;
 
-fn write_exp(dir: &Path, text: &str) -> std::path::PathBuf {
-    let p = dir.join("exp.toml");
-    std::fs::write(&p, text).unwrap();
-    p
-}
-
 fn dir_experiment(target_dir: &Path) -> String {
     format!(
         r#"
@@ -31,13 +25,6 @@ args = ["--name=sw", "--rw=write", "--bs=64k", "--size=${{size}}"]
 "#,
         target_dir.display()
     )
-}
-
-fn run_files(out: &Path) -> Vec<String> {
-    let mut v: Vec<String> =
-        std::fs::read_dir(out.join("runs")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().to_string()).collect();
-    v.sort();
-    v
 }
 
 #[test]

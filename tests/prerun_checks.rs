@@ -312,3 +312,24 @@ fn every_warning_of_the_document_is_also_on_stderr() {
         assert!(e.contains(w.as_str()), "'{w}' is not on stderr:\n{e}");
     }
 }
+
+#[test]
+fn an_experiment_whose_cache_scenario_cannot_apply_is_refused_before_it_starts() {
+    let work = tempfile::tempdir().unwrap();
+    let exp = work.path().join("exp.toml");
+    std::fs::write(
+        &exp,
+        format!(
+            "name = \"fm\"\ncache = [\"warm\", \"fresh-mount\"]\n[[target]]\nlabel = \"dir\"\ndirectory = \"{}\"\n\
+             [[workload]]\nlabel = \"w\"\nargs = [\"--name=w\", \"--rw=write\", \"--bs=64k\", \"--size=256k\"]\n",
+            work.path().display()
+        ),
+    )
+    .unwrap();
+    let out_dir = work.path().join("out");
+    let out = fsbench().arg("experiment").arg(&exp).arg("--out").arg(&out_dir).arg("--no-progress").output().unwrap();
+    let e = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{e}");
+    assert!(e.contains("target 'dir'") && e.contains("fresh-mount needs a managed target") && e.contains("--allow-uncontrolled"), "{e}");
+    assert!(!out_dir.exists(), "nothing was created");
+}

@@ -1,31 +1,53 @@
 //! `fsbench experiment FILE`: run a matrix and write runs, summaries and charts.
+//!
+//! The steps, each before the next: load the experiment (from FILE, or with
+//! `--resume` from what its directory recorded), check every target and
+//! workload, record the experiment in a new directory, run, summarise.
+//! Nothing is set up or written until the checks pass.
 
+use super::resume;
 use super::CommonArgs;
-use crate::frontend::experiment;
+use crate::frontend::experiment::{self, Experiment};
 use crate::report::experiment::write_all;
 use crate::report::export::{DocKind, Document};
 use crate::result::load::load_experiment_runs;
-use crate::runner::experiment::{run, ExperimentOptions};
+use crate::runner::experiment::{preflight, record, run, write_record, ExperimentOptions};
 use crate::stats::experiment::summarize_experiment;
 use clap::Args;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
 #[derive(Args, Debug)]
 pub struct ExperimentArgs {
-    /// The experiment file (TOML).
-    file: PathBuf,
-    /// Output directory (default: results/NAME-TIMESTAMP).
+    /// The experiment file (TOML). With --resume it may be left out (the
+    /// directory keeps a copy); given, it must be the same text.
+    #[arg(required_unless_present = "resume")]
+    pub(super) file: Option<PathBuf>,
+    /// Output directory, new or empty (default: results/NAME-TIMESTAMP).
     #[arg(long)]
-    out: Option<PathBuf>,
-    /// Finish an interrupted experiment in DIR without redoing finished runs.
+    pub(super) out: Option<PathBuf>,
+    /// Finish the experiment in DIR with the parameters it was started with,
+    /// without redoing finished runs (failed ones are run again).
     #[arg(long, value_name = "DIR", conflicts_with = "out")]
-    resume: Option<PathBuf>,
-    /// Override a [params] value: --set size=1g (repeatable).
+    pub(super) resume: Option<PathBuf>,
+    /// Override a [params] value: --set size=1g (repeatable). With --resume,
+    /// only the values the experiment was started with are accepted.
     #[arg(long = "set", value_name = "NAME=VALUE")]
-    sets: Vec<String>,
+    pub(super) sets: Vec<String>,
+    /// Stop at the first failed run instead of recording it and going on.
+    #[arg(long)]
+    pub(super) fail_fast: bool,
     #[command(flatten)]
-    common: CommonArgs,
+    pub(super) common: CommonArgs,
+}
+
+/// An experiment ready to run: what it is, the text it was read from, the
+/// `--set` it was started with, and where its results go.
+pub(super) struct Loaded {
+    pub exp: Experiment,
+    pub text: String,
+    pub sets: Vec<String>,
+    pub out: PathBuf,
 }
 
 pub fn run_cmd(a: ExperimentArgs) -> i32 {
@@ -36,30 +58,38 @@ pub fn run_cmd(a: ExperimentArgs) -> i32 {
     if let Err(code) = super::check_output("experiment", &a.common.output) {
         return code;
     }
-    let exp = match experiment::load(&a.file, &a.sets) {
-        Ok(e) => e,
+    let loaded = match &a.resume {
+        Some(dir) => resume::load(dir, &a),
+        None => load_new(&a),
+    };
+    let Loaded { exp, text, sets, out } = match loaded {
+        Ok(l) => l,
         Err(e) => {
             super::fail(format!("fsbench experiment: error: {e}"));
             return 2;
         }
     };
-    let (out, resume) = match (&a.resume, &a.out) {
-        (Some(d), _) => {
-            if !d.join("runs").is_dir() {
-                eprintln!("fsbench: error: --resume {}: no runs/ directory there", d.display());
-                return 2;
-            }
-            (d.clone(), true)
+    if let Err(problems) = preflight(&exp, a.common.allow_device, a.common.allow_uncontrolled) {
+        for p in &problems {
+            super::fail(format!("fsbench experiment: error: {}: {p}", exp.file.display()));
         }
-        (None, Some(o)) => (o.clone(), false),
-        (None, None) => (PathBuf::from("results").join(format!("{}-{}", exp.name, timestamp())), false),
-    };
+        eprintln!("fsbench: nothing was run or created");
+        return 2;
+    }
+    let plan = record(&exp, &sets);
+    if a.resume.is_none() {
+        if let Err(e) = write_record(&out, &text, &plan) {
+            super::fail(format!("fsbench experiment: error: {e}"));
+            return 1;
+        }
+    }
     crate::environment::cleanup::install_panic_hook();
     let opts = ExperimentOptions {
         out: out.clone(),
-        resume,
+        resume: a.resume.is_some(),
         allow_device: a.common.allow_device,
         allow_fill: a.common.allow_fill,
+        fail_fast: a.fail_fast,
         stop: super::install_stop_handler(),
         events: std::sync::Arc::new(super::events::Terminal::new(super::want_progress(&a.common))),
     };
@@ -80,7 +110,7 @@ pub fn run_cmd(a: ExperimentArgs) -> i32 {
             return 1;
         }
     };
-    let mut summary = summarize_experiment(&exp.name, &runs);
+    let mut summary = summarize_experiment(&exp.name, &runs, plan.runs.len());
     summary.warnings.extend(alloc_warnings);
     if let Err(e) = write_all(&out, &summary, &runs) {
         eprintln!("fsbench: error: {e}");
@@ -89,19 +119,62 @@ pub fn run_cmd(a: ExperimentArgs) -> i32 {
     if let Err(code) = super::emit_doc(exporter, &Document::Experiment(&summary), &a.common.output) {
         return code;
     }
+    let finish = resume::command(&a, &exp.file, &sets, &out);
     if opts.stop.load(Ordering::Relaxed) {
-        eprintln!("fsbench: interrupted; finish with: fsbench experiment {} --resume {}", a.file.display(), out.display());
+        eprintln!("fsbench: interrupted; finish with: {finish}");
         return 130;
     }
-    let failed: usize = summary.cells.iter().map(|c| c.failed).sum();
-    if failed > 0 {
-        eprintln!("fsbench: {failed} run(s) FAILED and are left out of the statistics; --resume {} redoes them", out.display());
+    if !summary.complete() {
+        eprintln!(
+            "fsbench: INCOMPLETE: {} of {} planned runs done; {} FAILED (left out of the statistics), {} not run; finish with: {finish}",
+            summary.done,
+            summary.planned,
+            summary.failed,
+            summary.not_run()
+        );
+        return 1;
     }
-    if outcome.is_err() || failed > 0 {
+    if outcome.is_err() {
         1
     } else {
         0
     }
+}
+
+/// A new experiment from FILE, into a new or empty directory.
+fn load_new(a: &ExperimentArgs) -> Result<Loaded, String> {
+    let file = a.file.as_deref().expect("clap requires FILE without --resume");
+    let text = experiment::read(file).map_err(|e| e.to_string())?;
+    let exp = experiment::parse(&text, file, &a.sets).map_err(|e| e.to_string())?;
+    let out = a.out.clone().unwrap_or_else(|| PathBuf::from("results").join(format!("{}-{}", exp.name, timestamp())));
+    check_fresh(&out)?;
+    // The last value of a parameter set twice is the one in force.
+    let mut sets: Vec<String> = Vec::new();
+    for s in &a.sets {
+        let name = s.split_once('=').map(|(k, _)| k).unwrap_or(s);
+        let seen = sets.iter().any(|x| x.split_once('=').is_some_and(|(k, _)| k == name));
+        if let Some(v) = exp.params.get(name).filter(|_| !seen) {
+            sets.push(format!("{name}={v}"));
+        }
+    }
+    Ok(Loaded { exp, text, sets, out })
+}
+
+/// The results of one experiment only: the directory is new or empty.
+fn check_fresh(out: &Path) -> Result<(), String> {
+    let mut entries = match std::fs::read_dir(out) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(format!("--out {}: {e}", out.display())),
+        Ok(entries) => entries,
+    };
+    if entries.next().is_some() {
+        return Err(format!(
+            "--out {0}: the directory is not empty; an experiment writes into a new or empty directory \
+             (to finish the experiment in it, use --resume {0}; otherwise choose another --out)",
+            out.display()
+        ));
+    }
+    Ok(())
 }
 
 /// UTC timestamp for directory names, e.g. 20261122-041500.

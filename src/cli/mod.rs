@@ -6,6 +6,7 @@ mod compare;
 mod events;
 mod experiment;
 mod quick;
+mod resume;
 mod workload;
 
 use crate::report::export::{self, DocKind, Document, Exporter};

@@ -118,6 +118,65 @@ fn device_size(dev: &Path) -> Option<u64> {
     device_for_path(dev)?.size_bytes()
 }
 
+/// What can be known about a target without creating anything: the
+/// directory exists, the device may be written, the file system can be
+/// made. `setup` starts with it; experiments run it for every target before
+/// any is set up, so a typo in the last one does not wait for the others.
+pub fn check(spec: &TargetSpec, allow_device: bool) -> Result<(), String> {
+    match spec {
+        TargetSpec::Directory(dir) => match std::fs::metadata(dir) {
+            Ok(m) if m.is_dir() => Ok(()),
+            Ok(_) => Err(format!("target {} is not a directory", dir.display())),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(format!("target directory {} does not exist", dir.display())),
+            Err(e) => Err(format!("target directory {}: {e}", dir.display())),
+        },
+        TargetSpec::Device(dev) => {
+            if !is_block_device(dev) {
+                return Err(match std::fs::metadata(dev) {
+                    Err(e) => format!("target device {}: {e}", dev.display()),
+                    Ok(_) => format!("{} is not a block device; use a directory target for files", dev.display()),
+                });
+            }
+            check_device_usable(dev, allow_device)
+        }
+        TargetSpec::Managed { fs, device, .. } => {
+            if !is_root() {
+                return Err(
+                    "managed file systems need root: mkfs, mount and loop devices are privileged; use a directory target instead".into()
+                );
+            }
+            mkfs::find_mkfs(fs)?;
+            check_device_source(device, allow_device)
+        }
+    }
+}
+
+fn check_device_source(source: &DeviceSource, allow_device: bool) -> Result<(), String> {
+    match source {
+        DeviceSource::Loop { size: 0, .. } => Err("a loop device needs a size above 0".into()),
+        DeviceSource::Loop { dir, .. } => match std::fs::metadata(dir) {
+            Ok(m) if m.is_dir() => Ok(()),
+            Ok(_) => Err(format!("loop image directory {} is not a directory", dir.display())),
+            Err(e) => Err(format!("loop image directory {}: {e}", dir.display())),
+        },
+        DeviceSource::Zram { size: 0 } => Err("a zram device needs a size above 0".into()),
+        DeviceSource::Zram { .. } if !zram::control_available() => {
+            Err("zram is not available: /sys/class/zram-control is missing (load the zram module)".into())
+        }
+        DeviceSource::Zram { .. } => Ok(()),
+        DeviceSource::Device(p) => {
+            if !is_block_device(p) {
+                return Err(format!("{} is not a block device", p.display()));
+            }
+            check_device_usable(p, allow_device)?;
+            if device_size(p) == Some(0) {
+                return Err(format!("{} has no capacity (an unconfigured zram or empty loop device?)", p.display()));
+            }
+            Ok(())
+        }
+    }
+}
+
 impl ActiveTarget {
     fn empty(label: &str, kind: &str) -> ActiveTarget {
         ActiveTarget {
@@ -134,24 +193,22 @@ impl ActiveTarget {
     }
 
     pub fn setup(label: &str, spec: &TargetSpec, allow_device: bool) -> Result<ActiveTarget, String> {
+        check(spec, allow_device)?;
         match spec {
             TargetSpec::Directory(dir) => Self::setup_directory(label, dir),
-            TargetSpec::Device(dev) => Self::setup_device(label, dev, allow_device),
+            TargetSpec::Device(dev) => {
+                let mut t = Self::empty(label, "device");
+                t.path = dev.to_path_buf();
+                t.info.device = Some(dev.to_path_buf());
+                Ok(t)
+            }
             TargetSpec::Managed { fs, mkfs_options, mount_options, device } => {
-                Self::setup_managed(label, fs, mkfs_options, mount_options, device, allow_device)
+                Self::setup_managed(label, fs, mkfs_options, mount_options, device)
             }
         }
     }
 
     fn setup_directory(label: &str, dir: &Path) -> Result<ActiveTarget, String> {
-        let meta = match std::fs::metadata(dir) {
-            Ok(m) => m,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(format!("target directory {} does not exist", dir.display())),
-            Err(e) => return Err(format!("target directory {}: {e}", dir.display())),
-        };
-        if !meta.is_dir() {
-            return Err(format!("target {} is not a directory", dir.display()));
-        }
         let mut t = Self::empty(label, "directory");
         let sub = create_unique_dir(dir, "fsbench-")?;
         t.register(Action::RemoveDir(sub.clone()));
@@ -165,35 +222,13 @@ impl ActiveTarget {
         Ok(t)
     }
 
-    fn setup_device(label: &str, dev: &Path, allow_device: bool) -> Result<ActiveTarget, String> {
-        if !is_block_device(dev) {
-            return Err(match std::fs::metadata(dev) {
-                Err(e) => format!("target device {}: {e}", dev.display()),
-                Ok(_) => format!("{} is not a block device; use a directory target for files", dev.display()),
-            });
-        }
-        check_device_usable(dev, allow_device)?;
-        let mut t = Self::empty(label, "device");
-        t.path = dev.to_path_buf();
-        t.info.device = Some(dev.to_path_buf());
-        Ok(t)
-    }
-
     fn setup_managed(
         label: &str,
         fs: &str,
         mkfs_options: &[String],
         mount_options: &str,
         source: &DeviceSource,
-        allow_device: bool,
     ) -> Result<ActiveTarget, String> {
-        if !is_root() {
-            return Err(
-                "managed file systems need root: mkfs, mount and loop devices are privileged; use a directory target instead".into()
-            );
-        }
-        // Before creating anything: is there a mkfs for it?
-        mkfs::find_mkfs(fs)?;
         // From here on, `t` owns what is created; an early return drops it,
         // which undoes everything registered so far.
         let mut t = Self::empty(label, "managed");
@@ -204,13 +239,6 @@ impl ActiveTarget {
             DeviceSource::Zram { size } => t.create_zram(*size)?,
             DeviceSource::Device(p) => {
                 t.info.device_source = Some("device".into());
-                if !is_block_device(p) {
-                    return Err(format!("{} is not a block device", p.display()));
-                }
-                check_device_usable(p, allow_device)?;
-                if device_size(p) == Some(0) {
-                    return Err(format!("{} has no capacity (an unconfigured zram or empty loop device?)", p.display()));
-                }
                 p.clone()
             }
         };
@@ -235,14 +263,6 @@ impl ActiveTarget {
     /// so the image's own page cache does not hide device reads).
     fn create_loop(&mut self, dir: &Path, size: u64) -> Result<PathBuf, String> {
         self.info.device_source = Some("loop".into());
-        if size == 0 {
-            return Err("a loop device needs a size above 0".into());
-        }
-        match std::fs::metadata(dir) {
-            Ok(m) if m.is_dir() => {}
-            Ok(_) => return Err(format!("loop image directory {} is not a directory", dir.display())),
-            Err(e) => return Err(format!("loop image directory {}: {e}", dir.display())),
-        }
         let (img, f) = create_unique_file(dir, "fsbench-loop-", ".img")?;
         self.register(Action::RemoveFile(img.clone()));
         f.set_len(size).map_err(|e| format!("cannot size {} to {size} bytes: {e}", img.display()))?;
@@ -290,12 +310,6 @@ impl ActiveTarget {
     /// A new zram device (never zram0 or any other existing one).
     fn create_zram(&mut self, size: u64) -> Result<PathBuf, String> {
         self.info.device_source = Some("zram".into());
-        if size == 0 {
-            return Err("a zram device needs a size above 0".into());
-        }
-        if !zram::control_available() {
-            return Err("zram is not available: /sys/class/zram-control is missing (load the zram module)".into());
-        }
         let idx = zram::hot_add().map_err(|e| format!("zram hot_add: {e}"))?;
         let n: u32 = idx.trim().parse().map_err(|_| format!("zram hot_add returned '{}'", idx.trim()))?;
         if n == 0 {

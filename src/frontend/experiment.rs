@@ -130,15 +130,18 @@ impl Locator<'_> {
 
 /// Read and check an experiment file; `sets` (`name=value`) override `[params]`.
 pub fn load(path: &Path, sets: &[String]) -> Result<Experiment, ExperimentError> {
-    let file = path.display().to_string();
-    let text = crate::input::read_text(path, "experiment file").map_err(|e| ExperimentError {
-        file: file.clone(),
+    parse(&read(path)?, path, sets)
+}
+
+/// An experiment file's text, unchecked.
+pub fn read(path: &Path) -> Result<String, ExperimentError> {
+    crate::input::read_text(path, "experiment file").map_err(|e| ExperimentError {
+        file: path.display().to_string(),
         line: 0,
         col: 0,
         key: None,
         message: format!("cannot read: {e}"),
-    })?;
-    parse(&text, path, sets)
+    })
 }
 
 pub fn parse(text: &str, path: &Path, sets: &[String]) -> Result<Experiment, ExperimentError> {

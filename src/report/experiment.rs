@@ -96,7 +96,17 @@ pub fn table(s: &ExperimentSummary) -> String {
     for w in &s.warnings {
         let _ = writeln!(t, "warning: {w}");
     }
+    if let Some(line) = incomplete(s) {
+        let _ = writeln!(t, "{line}");
+    }
     t
+}
+
+/// The last line of an experiment that did not finish every planned run
+/// successfully; its statistics are over fewer runs than planned.
+pub fn incomplete(s: &ExperimentSummary) -> Option<String> {
+    (!s.complete())
+        .then(|| format!("INCOMPLETE: {} of {} planned runs done, {} failed, {} not run", s.done, s.planned, s.failed, s.not_run()))
 }
 
 /// Write summary.json, summary.csv and charts/ into `out`.

@@ -5,9 +5,70 @@ use super::RunResult;
 use crate::environment::background::BackgroundReport;
 use crate::environment::cache::CacheReport;
 use crate::environment::target::TargetRecord;
+use crate::model::environment::{BackgroundSpec, CacheScenario, TargetSpec};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 pub const RUN_SCHEMA: &str = "fsbench-experiment-run/1";
+pub const PLAN_SCHEMA: &str = "fsbench-experiment-plan/1";
+
+/// The name of the plan in an experiment's directory, beside
+/// `experiment.toml` (the experiment file as it was read).
+pub const PLAN_FILE: &str = "plan.json";
+pub const EXPERIMENT_COPY: &str = "experiment.toml";
+
+/// What an experiment's directory records before its first run: the
+/// configuration every run in it shares and the runs it is to hold.
+/// `--resume` reloads the experiment from `experiment.toml` and the
+/// recorded `--set`, and refuses anything that would change this.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExperimentPlan {
+    pub schema: String,
+    pub experiment: String,
+    /// The experiment file it was started from (absolute): relative paths
+    /// in it (job files, personalities) start at its directory.
+    pub file: PathBuf,
+    /// The `--set NAME=VALUE` in force: one per parameter set, with the
+    /// value that won when it was set twice.
+    pub sets: Vec<String>,
+    /// `[params]` after `--set`.
+    pub params: BTreeMap<String, String>,
+    pub repeat: u32,
+    pub targets: Vec<PlannedTarget>,
+    pub workloads: Vec<PlannedWorkload>,
+    pub caches: Vec<CacheScenario>,
+    pub backgrounds: Vec<PlannedBackground>,
+    /// Every run of the matrix, in the order they run.
+    pub runs: Vec<PlannedRun>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlannedTarget {
+    pub label: String,
+    /// With every size and path expanded (a loop device's size in bytes).
+    pub spec: TargetSpec,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlannedWorkload {
+    pub label: String,
+    pub family: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlannedBackground {
+    pub label: String,
+    /// `None` for no load. Its `dir` is `${target}` when the load writes
+    /// beside the target's files (the target's path is known once it is up).
+    pub load: Option<BackgroundSpec>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlannedRun {
+    pub cell: Cell,
+    pub repeat: u32,
+}
 
 /// A cell of the matrix: one value of every axis but the repeat.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

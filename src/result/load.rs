@@ -7,7 +7,7 @@
 //! `flow` becomes `details`), and the headline is computed as a run of this
 //! version computes it.
 
-use super::experiment::{ExperimentRun, RUN_SCHEMA};
+use super::experiment::{ExperimentPlan, ExperimentRun, PLAN_FILE, PLAN_SCHEMA, RUN_SCHEMA};
 use super::flow::FlowReport;
 use super::{OpClass, RunResult, REPEATED_SCHEMA, SCHEMA};
 use serde_json::Value;
@@ -212,6 +212,19 @@ pub fn load_experiment_runs(out: &Path) -> Result<Vec<ExperimentRun>, LoadError>
         .collect();
     paths.sort();
     paths.iter().map(|p| load_experiment_run(p)).collect()
+}
+
+/// The plan an experiment recorded in `out` before its first run.
+pub fn load_experiment_plan(out: &Path) -> Result<ExperimentPlan, LoadError> {
+    let path = out.join(PLAN_FILE);
+    if !path.exists() {
+        return Err(err(&path, "no such file: the directory holds no experiment of this fsbench version (nothing records its parameters)"));
+    }
+    let value = read_json(&path)?;
+    if value.get("schema").and_then(Value::as_str) != Some(PLAN_SCHEMA) {
+        return Err(err(&path, format!("not an fsbench experiment plan (expected schema {PLAN_SCHEMA})")));
+    }
+    serde_json::from_value(value).map_err(|e| err(&path, format!("not an fsbench experiment plan: {e}")))
 }
 
 fn load_experiment_run(path: &Path) -> Result<ExperimentRun, LoadError> {

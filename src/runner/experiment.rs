@@ -1,19 +1,29 @@
 //! Runs an experiment matrix: for each target (set up once, torn down after
 //! its cells), every workload × cache scenario × background load × repeat.
-//! Each finished run is written at once (atomically), so an interrupted
-//! experiment loses at most the run in progress and `--resume` skips the rest.
-//! Workloads come as recipes: this module plans them per target without
-//! knowing which tool's syntax they were written in.
+//! Before anything is set up, `preflight` checks every target and plans
+//! every workload for every target, and `write_record` puts the experiment
+//! file and its plan in the results directory. Each finished run is written
+//! at once (atomically), so an interrupted experiment loses at most the run
+//! in progress and `--resume` skips the rest. A run that cannot be planned
+//! or run, or whose target cannot be set up, is recorded as failed and the
+//! rest go on (unless `fail_fast`). Workloads come as recipes: this module
+//! plans them per target without knowing which tool's syntax they were
+//! written in.
 
-use crate::environment::target::ActiveTarget;
+use crate::environment::cache::CacheReport;
+use crate::environment::target::{self, ActiveTarget, TargetRecord};
 use crate::model::environment::TargetSpec;
-use crate::model::experiment::Experiment;
-use crate::model::recipe::{Placement, RecipeError};
-use crate::result::experiment::{Cell, ExperimentRun, RUN_SCHEMA};
-use crate::result::OpClass;
-use crate::runner::cell::{run_cell, Environment};
+use crate::model::experiment::{Experiment, Target};
+use crate::model::recipe::Placement;
+use crate::result::experiment::{
+    Attribution, Cell, ExperimentPlan, ExperimentRun, PlannedBackground, PlannedRun, PlannedTarget, PlannedWorkload, EXPERIMENT_COPY,
+    PLAN_FILE, PLAN_SCHEMA, RUN_SCHEMA,
+};
+use crate::result::{OpClass, RunResult};
+use crate::runner::cell::{run_cell, CellRun, Environment};
 use crate::runner::events::{Events, Expected, Meter};
-use crate::runner::{RunError, RunOptions};
+use crate::runner::RunOptions;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,33 +34,26 @@ pub struct ExperimentOptions {
     pub resume: bool,
     pub allow_device: bool,
     pub allow_fill: bool,
+    /// Stop at the first failed run instead of going on with the rest.
+    pub fail_fast: bool,
     pub stop: Arc<AtomicBool>,
     /// The experiment's progress (runs done of all), and every run's
     /// warnings, prefixed with its cell.
     pub events: Arc<dyn Events>,
 }
 
-/// Why an experiment stopped before its matrix was done.
+/// Why an experiment stopped before its matrix was done: its results could
+/// not be written. (A run that fails is a failed run, not this.)
 #[derive(Debug)]
-pub enum ExperimentRunError {
-    Target { label: String, message: String },
-    Plan(RecipeError),
-    Run { cell: String, error: RunError },
-    Write(String),
-}
+pub struct WriteError(pub String);
 
-impl fmt::Display for ExperimentRunError {
+impl fmt::Display for WriteError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ExperimentRunError::Target { label, message } => write!(f, "target '{label}': {message}"),
-            ExperimentRunError::Plan(e) => write!(f, "{e}"),
-            ExperimentRunError::Run { cell, error } => write!(f, "{cell}: {error}"),
-            ExperimentRunError::Write(m) => f.write_str(m),
-        }
+        f.write_str(&self.0)
     }
 }
 
-impl std::error::Error for ExperimentRunError {}
+impl std::error::Error for WriteError {}
 
 /// One run to do: a cell and a repeat number, with the indexes of its axes.
 pub struct Planned {
@@ -86,64 +89,191 @@ pub fn run_file_name(cell: &Cell, repeat: u32) -> String {
     format!("{}__r{repeat}.json", cell.key())
 }
 
-/// Run every cell not yet on disk. Returns the number of runs done now.
-pub fn run(exp: &Experiment, opts: &ExperimentOptions) -> Result<usize, ExperimentRunError> {
+/// The record of `exp` started with `sets`: what its directory keeps so that
+/// `--resume` runs the same experiment.
+pub fn record(exp: &Experiment, sets: &[String]) -> ExperimentPlan {
+    let file = std::path::absolute(&exp.file).unwrap_or_else(|_| exp.file.clone());
+    let beside_target = Path::new("${target}");
+    ExperimentPlan {
+        schema: PLAN_SCHEMA.into(),
+        experiment: exp.name.clone(),
+        file,
+        sets: sets.to_vec(),
+        params: exp.params.clone(),
+        repeat: exp.repeat,
+        targets: exp.targets.iter().map(|t| PlannedTarget { label: t.label.clone(), spec: t.spec.clone() }).collect(),
+        workloads: exp.workloads.iter().map(|w| PlannedWorkload { label: w.label.clone(), family: w.family.to_string() }).collect(),
+        caches: exp.caches.clone(),
+        backgrounds: exp
+            .backgrounds
+            .iter()
+            .map(|b| PlannedBackground {
+                label: b.as_ref().map(|b| b.label.clone()).unwrap_or_else(|| "none".into()),
+                load: b.as_ref().map(|b| b.spec_in(beside_target)),
+            })
+            .collect(),
+        runs: exp.targets.iter().flat_map(|t| matrix(exp, &t.label)).map(|p| PlannedRun { cell: p.cell, repeat: p.repeat }).collect(),
+    }
+}
+
+/// Create the results directory and record in it the experiment file as
+/// it was read (`text`) and its plan, before the first run.
+pub fn write_record(out: &Path, text: &str, plan: &ExperimentPlan) -> Result<(), WriteError> {
+    std::fs::create_dir_all(out).map_err(|e| WriteError(format!("cannot create {}: {e}", out.display())))?;
+    let json = serde_json::to_string_pretty(plan).map_err(|e| WriteError(e.to_string()))?;
+    write_atomically(&out.join(EXPERIMENT_COPY), text).map_err(WriteError)?;
+    write_atomically(&out.join(PLAN_FILE), &json).map_err(WriteError)
+}
+
+/// Every check that needs no set-up, for every target and workload, so that
+/// a typo in the last of them does not wait for the others to run: each
+/// target's own checks, and each workload planned for each target (with its
+/// `[params]` expanded). A target not yet set up has no path; the check
+/// plans for a fresh empty directory instead, which is what a directory or
+/// managed target gives a run. A cache scenario that cannot take effect on
+/// a target is a problem unless `allow_uncontrolled`. Returns every problem
+/// found.
+pub fn preflight(exp: &Experiment, allow_device: bool, allow_uncontrolled: bool) -> Result<(), Vec<String>> {
+    let mut problems = Vec::new();
+    for t in &exp.targets {
+        if let Err(e) = target::check(&t.spec, allow_device) {
+            problems.push(format!("target '{}': {e}", t.label));
+        }
+        let managed = matches!(t.spec, TargetSpec::Managed { .. });
+        for why in exp.caches.iter().filter_map(|c| crate::environment::cache::cannot_apply(c, managed)) {
+            if !allow_uncontrolled {
+                problems
+                    .push(format!("target '{}': {why}; or pass --allow-uncontrolled to run it anyway, recorded as not applied", t.label));
+            }
+        }
+    }
+    let fresh = match tempfile::Builder::new().prefix("fsbench-check-").tempdir() {
+        Ok(d) => d,
+        Err(e) => return Err(vec![format!("cannot create a temporary directory to check the workloads in: {e}")]),
+    };
+    let placeholder = fresh.path().display().to_string();
+    // The same error on several targets is one problem.
+    let mut by_error: BTreeMap<(usize, String), Vec<&str>> = BTreeMap::new();
+    for t in &exp.targets {
+        let (path, is_device) = match &t.spec {
+            TargetSpec::Device(dev) => (dev.clone(), true),
+            _ => (fresh.path().to_path_buf(), false),
+        };
+        let at = Placement { target: path, is_device, params: &exp.params };
+        for (wi, w) in exp.workloads.iter().enumerate() {
+            if let Err(e) = w.recipe.plan(&at) {
+                by_error.entry((wi, e.message.replace(&placeholder, "${target}"))).or_default().push(&t.label);
+            }
+        }
+    }
+    for ((wi, message), targets) in by_error {
+        let on = if targets.len() == exp.targets.len() && targets.len() > 1 {
+            "every target".to_string()
+        } else {
+            let quoted: Vec<String> = targets.iter().map(|t| format!("'{t}'")).collect();
+            format!("target {}", quoted.join(", "))
+        };
+        problems.push(format!("workload '{}' on {on}: {message}", exp.workloads[wi].label));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems)
+    }
+}
+
+/// Run every run not yet on disk (with `resume`, failed ones again). Returns
+/// the number of runs written now, failed ones included.
+pub fn run(exp: &Experiment, opts: &ExperimentOptions) -> Result<usize, WriteError> {
     let runs_dir = opts.out.join("runs");
-    std::fs::create_dir_all(&runs_dir).map_err(|e| ExperimentRunError::Write(format!("cannot create {}: {e}", runs_dir.display())))?;
-    let _ = std::fs::copy(&exp.file, opts.out.join("experiment.toml"));
+    std::fs::create_dir_all(&runs_dir).map_err(|e| WriteError(format!("cannot create {}: {e}", runs_dir.display())))?;
     let total: usize = exp.targets.len() * matrix(exp, "x").len();
     let meter = Arc::new(Meter::default());
     opts.events.measuring("experiment", &Expected { ops: total as u64, ..Default::default() }, meter.clone());
-    let outcome = run_targets(exp, opts, &runs_dir, total, &meter);
+    let mut progress = Progress { exp, opts, runs_dir, total, meter, index: 0, written: 0, failed: false };
+    let outcome = progress.run_targets();
     opts.events.measured();
-    outcome
+    outcome.map(|_| progress.written)
 }
 
-fn run_targets(
-    exp: &Experiment,
-    opts: &ExperimentOptions,
-    runs_dir: &Path,
+/// Where the experiment is: runs counted so far (done ones included), runs
+/// written now, and whether one failed.
+struct Progress<'a> {
+    exp: &'a Experiment,
+    opts: &'a ExperimentOptions,
+    runs_dir: PathBuf,
     total: usize,
-    meter: &Meter,
-) -> Result<usize, ExperimentRunError> {
-    let mut done_now = 0;
-    let mut index = 0;
-    for t in &exp.targets {
-        let (todo, done): (Vec<Planned>, Vec<Planned>) =
-            matrix(exp, &t.label).into_iter().partition(|p| !(opts.resume && completed(&runs_dir.join(run_file_name(&p.cell, p.repeat)))));
-        index += done.len();
-        meter.ops.store(index as u64, Ordering::Relaxed);
-        if todo.is_empty() {
-            continue;
-        }
-        if opts.stop.load(Ordering::Relaxed) {
-            break;
-        }
-        let mut active = ActiveTarget::setup(&t.label, &t.spec, opts.allow_device)
-            .map_err(|message| ExperimentRunError::Target { label: t.label.clone(), message })?;
-        for p in todo {
-            if opts.stop.load(Ordering::Relaxed) {
-                break;
-            }
-            index += 1;
-            let record = run_one(exp, &t.spec, &mut active, &p, opts)?;
-            let mut line = one_line(&record);
-            if let Some(e) = &record.result.failed {
-                line = format!("{line} — FAILED: {e}");
-            }
-            if record.result.partial {
-                opts.events.note(&format!("[{index}/{total}] {line} — interrupted, not saved"));
-                break;
-            }
-            write_atomically(&runs_dir.join(run_file_name(&p.cell, p.repeat)), &record).map_err(ExperimentRunError::Write)?;
-            done_now += 1;
-            meter.ops.store(index as u64, Ordering::Relaxed);
-            opts.events.note(&format!("[{index}/{total}] {line}"));
-        }
-        // Dropping the target unmounts and detaches what setup created.
-        drop(active);
+    meter: Arc<Meter>,
+    index: usize,
+    written: usize,
+    failed: bool,
+}
+
+impl Progress<'_> {
+    /// Stop before the next run: interrupted, or a run failed with `fail_fast`.
+    fn stopping(&self) -> bool {
+        self.opts.stop.load(Ordering::Relaxed) || (self.opts.fail_fast && self.failed)
     }
-    Ok(done_now)
+
+    fn run_targets(&mut self) -> Result<(), WriteError> {
+        let (exp, opts) = (self.exp, self.opts);
+        for t in &exp.targets {
+            let (todo, done): (Vec<Planned>, Vec<Planned>) = matrix(exp, &t.label)
+                .into_iter()
+                .partition(|p| !(opts.resume && completed(&self.runs_dir.join(run_file_name(&p.cell, p.repeat)))));
+            self.index += done.len();
+            self.meter.ops.store(self.index as u64, Ordering::Relaxed);
+            if todo.is_empty() {
+                continue;
+            }
+            if self.stopping() {
+                break;
+            }
+            let mut active = match ActiveTarget::setup(&t.label, &t.spec, opts.allow_device) {
+                Ok(a) => a,
+                Err(message) => {
+                    // Every run of the target fails with it; --resume tries the target again.
+                    let error = format!("target '{}' could not be set up: {message}", t.label);
+                    let record = TargetRecord { label: t.label.clone(), ..TargetRecord::default() };
+                    for p in &todo {
+                        self.save(&p.cell, p.repeat, failed_run(exp, p, record.clone(), &error))?;
+                    }
+                    continue;
+                }
+            };
+            for p in todo {
+                if self.stopping() {
+                    break;
+                }
+                let record = run_one(exp, t, &mut active, &p, opts);
+                if record.result.partial || (record.result.failed.is_some() && opts.stop.load(Ordering::Relaxed)) {
+                    // An interrupted run is not a result, nor a failure.
+                    opts.events.note(&format!("[{}/{}] {} — interrupted, not saved", self.index + 1, self.total, one_line(&record)));
+                    break;
+                }
+                self.save(&p.cell, p.repeat, record)?;
+            }
+            // Dropping the target unmounts and detaches what setup created.
+            drop(active);
+        }
+        Ok(())
+    }
+
+    /// Write a finished (or failed) run and show it.
+    fn save(&mut self, cell: &Cell, repeat: u32, record: ExperimentRun) -> Result<(), WriteError> {
+        self.index += 1;
+        let mut line = one_line(&record);
+        if let Some(e) = &record.result.failed {
+            line = format!("{line} — FAILED: {e}");
+            self.failed = true;
+        }
+        let text = serde_json::to_string_pretty(&record).map_err(|e| WriteError(e.to_string()))?;
+        write_atomically(&self.runs_dir.join(run_file_name(cell, repeat)), &text).map_err(WriteError)?;
+        self.written += 1;
+        self.meter.ops.store(self.index as u64, Ordering::Relaxed);
+        self.opts.events.note(&format!("[{}/{}] {line}", self.index, self.total));
+        Ok(())
+    }
 }
 
 /// A run's warnings and notes, prefixed with its cell; its own measured
@@ -164,16 +294,14 @@ impl Events for CellEvents {
     fn measured(&self) {}
 }
 
-fn run_one(
-    exp: &Experiment,
-    spec: &TargetSpec,
-    active: &mut ActiveTarget,
-    p: &Planned,
-    opts: &ExperimentOptions,
-) -> Result<ExperimentRun, ExperimentRunError> {
+/// One run; one that cannot be planned or run is a failed run.
+fn run_one(exp: &Experiment, t: &Target, active: &mut ActiveTarget, p: &Planned, opts: &ExperimentOptions) -> ExperimentRun {
     let w = &exp.workloads[p.workload];
-    let at = Placement { target: active.path.clone(), is_device: matches!(spec, TargetSpec::Device(_)), params: &exp.params };
-    let lowered = w.recipe.plan(&at).map_err(ExperimentRunError::Plan)?;
+    let at = Placement { target: active.path.clone(), is_device: matches!(t.spec, TargetSpec::Device(_)), params: &exp.params };
+    let lowered = match w.recipe.plan(&at) {
+        Ok(l) => l,
+        Err(e) => return failed_run(exp, p, active.info.clone(), &e.to_string()),
+    };
     let events: Arc<dyn Events> = Arc::new(CellEvents { inner: opts.events.clone(), prefix: p.cell.key() });
     for warning in &lowered.warnings {
         events.warning(warning);
@@ -186,22 +314,54 @@ fn run_one(
         keep_files: plan.workload.shape().keeps_files_between_runs(),
         stop: opts.stop.clone(),
         events,
-        command: vec![exp.file.display().to_string(), p.cell.key()],
+        command: command(exp, p),
     };
-    let background = exp.backgrounds[p.background].as_ref().map(|b| b.spec_in(&background_dir(spec, &active.path)));
+    let background = exp.backgrounds[p.background].as_ref().map(|b| b.spec_in(&background_dir(&t.spec, &active.path)));
     let env = Environment { cache: Some(&exp.caches[p.cache]), background: background.as_ref(), target: Some(&mut *active) };
-    let cell = run_cell(&plan, env, &run_opts).map_err(|error| ExperimentRunError::Run { cell: p.cell.key(), error })?;
-    Ok(ExperimentRun {
+    match run_cell(&plan, env, &run_opts) {
+        Ok(cell) => saved_run(exp, p, active.info.clone(), cell),
+        Err(e) => failed_run(exp, p, active.info.clone(), &e.to_string()),
+    }
+}
+
+fn command(exp: &Experiment, p: &Planned) -> Vec<String> {
+    vec![exp.file.display().to_string(), p.cell.key()]
+}
+
+/// A run as its file in `runs/` holds it.
+fn saved_run(exp: &Experiment, p: &Planned, target: TargetRecord, cell: CellRun) -> ExperimentRun {
+    ExperimentRun {
         schema: RUN_SCHEMA.to_string(),
         experiment: exp.name.clone(),
         cell: p.cell.clone(),
         repeat: p.repeat,
-        target: active.info.clone(),
+        target,
         cache: cell.cache.unwrap_or_default(),
         background: cell.background,
         attribution: cell.attribution,
         result: cell.result,
-    })
+    }
+}
+
+/// The record of a run that produced no result: nothing measured, its
+/// error kept, so statistics leave it out and `--resume` redoes it.
+fn failed_run(exp: &Experiment, p: &Planned, target: TargetRecord, error: &str) -> ExperimentRun {
+    let cache =
+        CacheReport { scenario: exp.caches[p.cache].label(), note: Some("not applied: the run failed".into()), ..Default::default() };
+    let result = RunResult {
+        schema: crate::result::SCHEMA.to_string(),
+        fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
+        started_unix: crate::runner::unix_now(),
+        command: command(exp, p),
+        layout: exp.workloads[p.workload].family.to_string(),
+        jobs: Vec::new(),
+        groups: Vec::new(),
+        system: crate::environment::system::snapshot(&[]),
+        warnings: Vec::new(),
+        partial: false,
+        failed: Some(error.to_string()),
+    };
+    saved_run(exp, p, target, CellRun { result, cache: Some(cache), background: None, attribution: Attribution::default() })
 }
 
 /// Mount options that only change block allocation.
@@ -263,7 +423,12 @@ fn one_line(r: &ExperimentRun) -> String {
             }
         }
     }
-    format!("{} / {} / {} / {} / r{}: {}", c.target, c.workload, c.cache, c.background, r.repeat, figures.join(", "))
+    let run = format!("{} / {} / {} / {} / r{}", c.target, c.workload, c.cache, c.background, r.repeat);
+    if figures.is_empty() {
+        run
+    } else {
+        format!("{run}: {}", figures.join(", "))
+    }
 }
 
 /// A run on disk that `--resume` need not redo: it loads and did not fail.
@@ -271,9 +436,11 @@ fn completed(path: &Path) -> bool {
     path.exists() && crate::result::load::load_file(path).is_ok_and(|runs| runs.iter().all(|r| r.failed.is_none()))
 }
 
-fn write_atomically(path: &Path, record: &ExperimentRun) -> Result<(), String> {
-    let tmp = path.with_extension("json.tmp");
-    let text = serde_json::to_string_pretty(record).map_err(|e| e.to_string())?;
+/// Write `text` to a temporary file beside `path`, then rename it there.
+fn write_atomically(path: &Path, text: &str) -> Result<(), String> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
     std::fs::write(&tmp, text).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
     std::fs::rename(&tmp, path).map_err(|e| format!("cannot rename {}: {e}", tmp.display()))
 }

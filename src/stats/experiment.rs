@@ -19,8 +19,31 @@ pub const SHARE: &str = "attribution/benchmark_share_of_device_writes_pct";
 pub struct ExperimentSummary {
     pub schema: String,
     pub experiment: String,
+    /// Runs of the matrix (cells × repeats).
+    #[serde(default)]
+    pub planned: usize,
+    /// Runs that finished and count.
+    #[serde(default)]
+    pub done: usize,
+    /// Runs recorded as failed; `--resume` redoes them. Planned runs
+    /// neither done nor failed were not run (interrupted, or stopped by
+    /// `--fail-fast`).
+    #[serde(default)]
+    pub failed: usize,
     pub cells: Vec<CellSummary>,
     pub warnings: Vec<String>,
+}
+
+impl ExperimentSummary {
+    /// Every planned run finished and counts.
+    pub fn complete(&self) -> bool {
+        self.done >= self.planned
+    }
+
+    /// Planned runs that were neither done nor failed.
+    pub fn not_run(&self) -> usize {
+        self.planned.saturating_sub(self.done + self.failed)
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -39,8 +62,9 @@ pub struct CellSummary {
     pub headline: BTreeMap<String, String>,
 }
 
-/// Group runs by cell and summarise every metric over the repeats.
-pub fn summarize_experiment(name: &str, runs: &[ExperimentRun]) -> ExperimentSummary {
+/// Group runs by cell and summarise every metric over the repeats;
+/// `planned` is how many runs the matrix has.
+pub fn summarize_experiment(name: &str, runs: &[ExperimentRun], planned: usize) -> ExperimentSummary {
     let mut by_cell: BTreeMap<Cell, Vec<&ExperimentRun>> = BTreeMap::new();
     for r in runs {
         by_cell.entry(r.cell.clone()).or_default().push(r);
@@ -148,5 +172,14 @@ pub fn summarize_experiment(name: &str, runs: &[ExperimentRun]) -> ExperimentSum
         cells.push(CellSummary { cell, runs: rs.len(), failed: failed.len(), metrics, headline });
     }
     warnings.dedup();
-    ExperimentSummary { schema: SUMMARY_SCHEMA.into(), experiment: name.into(), cells, warnings }
+    let failed = runs.iter().filter(|r| r.result.failed.is_some()).count();
+    ExperimentSummary {
+        schema: SUMMARY_SCHEMA.into(),
+        experiment: name.into(),
+        planned,
+        done: runs.len() - failed,
+        failed,
+        cells,
+        warnings,
+    }
 }

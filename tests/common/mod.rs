@@ -97,3 +97,18 @@ pub fn assert_no_document(out: &std::process::Output) {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(doc["error"].as_str().is_some_and(|e| err.contains(e)), "the object carries stderr's error: {doc}");
 }
+
+/// Write an experiment file `exp.toml` into `dir`.
+pub fn write_exp(dir: &Path, text: &str) -> std::path::PathBuf {
+    let p = dir.join("exp.toml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// The file names in an experiment's `runs/`, sorted.
+pub fn run_files(out: &Path) -> Vec<String> {
+    let mut v: Vec<String> =
+        std::fs::read_dir(out.join("runs")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    v.sort();
+    v
+}

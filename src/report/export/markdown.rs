@@ -132,6 +132,9 @@ fn experiment(s: &ExperimentSummary) -> String {
         &[false, false, false, false, false, false, true, true, true, true, true],
         &rows,
     );
+    if let Some(line) = crate::report::experiment::incomplete(s) {
+        out += &format!("\n**{line}**\n");
+    }
     out
 }
 
