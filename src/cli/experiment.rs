@@ -54,6 +54,10 @@ pub fn run_cmd(a: ExperimentArgs) -> i32 {
         (None, Some(o)) => (o.clone(), false),
         (None, None) => (PathBuf::from("results").join(format!("{}-{}", exp.name, timestamp())), false),
     };
+    let _lock = match super::cleanup::claim_results_dir(&out, resume) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
     crate::environment::cleanup::install_panic_hook();
     let opts = ExperimentOptions {
         out: out.clone(),

@@ -118,6 +118,7 @@ pub fn run(f: &dyn Frontend, m: &ArgMatches) -> i32 {
             return 2;
         }
     };
+    super::cleanup::warn_leftovers();
     let stop = install_stop_handler();
     let events: Arc<dyn Events> = Arc::new(Terminal::new(want_progress(&common)));
     let opts = RunOptions {
