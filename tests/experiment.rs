@@ -311,20 +311,40 @@ fn loop_over(image: &Path) -> bool {
     String::from_utf8_lossy(&out.stdout).contains(&format!("({})", image.display()))
 }
 
-/// Start an experiment on a loop-device target with its records in
-/// `state`, SIGKILL it once its file system is mounted, and check that
-/// everything is still there.
-fn start_and_sigkill(work: &Path, state: &Path, out: &Path) -> Left {
-    let exp = write_exp(work, &managed_on(&format!("loop = {{ dir = \"{}\", size = \"128m\" }}", work.display()), 60, "none", "warm"));
+fn small_loop(work: &Path, runtime: u32) -> String {
+    managed_on(&format!("loop = {{ dir = \"{}\", size = \"128m\" }}", work.display()), runtime, "none", "warm")
+}
+
+/// An experiment on a loop-device target, SIGKILLed once its file system
+/// is mounted, with its records in a state directory of its own, and what
+/// it left; None (skipped) without root.
+struct Killed {
+    _serial: std::sync::MutexGuard<'static, ()>,
+    work: tempfile::TempDir,
+    state: tempfile::TempDir,
+    out: PathBuf,
+    left: Left,
+}
+
+fn sigkilled_experiment() -> Option<Killed> {
+    if !is_root() {
+        skip("needs root for mkfs, mount and loop devices");
+        return None;
+    }
+    let serial = MANAGED.lock().unwrap_or_else(|e| e.into_inner());
+    let work = disk_tempdir();
+    let state = tempfile::tempdir().unwrap();
+    let out = work.path().join("out");
+    let exp = write_exp(work.path(), &small_loop(work.path(), 60));
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("fsbench"))
         .args(["experiment", exp.to_str().unwrap(), "--out", out.to_str().unwrap(), "--no-progress"])
-        .env("FSBENCH_STATE_DIR", state)
+        .env("FSBENCH_STATE_DIR", state.path())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
     let mounted = || {
-        state_records(state).into_iter().find_map(|r| {
+        state_records(state.path()).into_iter().find_map(|r| {
             let actions = r["actions"].as_array()?.clone();
             let mp = actions.iter().find_map(|a| a["unmount"].as_str())?.to_string();
             let lo = actions.iter().find_map(|a| a["detach_loop"]["device"].as_str())?.to_string();
@@ -338,16 +358,21 @@ fn start_and_sigkill(work: &Path, state: &Path, out: &Path) -> Left {
         std::thread::sleep(std::time::Duration::from_millis(100));
         left = mounted();
     }
-    let left = left.expect("the experiment never mounted its target");
+    let Some(left) = left else {
+        // SAFETY: kill takes plain integers and touches no memory; `child` has not been waited for, so its pid still
+        // names that process.
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        let _ = child.wait();
+        panic!("no record of a mounted target appeared in {}", state.path().display());
+    };
     std::thread::sleep(std::time::Duration::from_secs(1));
-    // SAFETY: kill takes plain integers and touches no memory; `child` has not been waited for, so its pid still names
-    // that process.
+    // SAFETY: as above.
     unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
     let status = child.wait().unwrap();
     assert_eq!(std::os::unix::process::ExitStatusExt::signal(&status), Some(libc::SIGKILL));
     assert!(is_mounted(&left.mount_point), "SIGKILL leaves the mount");
     assert!(loop_over(&left.image) && left.image.exists(), "SIGKILL leaves the loop device and its image");
-    left
+    Some(Killed { _serial: serial, work, state, out, left })
 }
 
 fn assert_nothing_left(left: &Left, state: &Path) {
@@ -360,18 +385,11 @@ fn assert_nothing_left(left: &Left, state: &Path) {
 
 #[test]
 fn sigkilled_experiment_leaves_a_record_that_fsbench_cleanup_undoes() {
-    if !is_root() {
-        skip("needs root for mkfs, mount and loop devices");
-        return;
-    }
-    let _serial = MANAGED.lock().unwrap_or_else(|e| e.into_inner());
-    let work = disk_tempdir();
-    let state = tempfile::tempdir().unwrap();
-    let left = start_and_sigkill(work.path(), state.path(), &work.path().join("out"));
-    let with_state = |args: &[&str]| fsbench().env("FSBENCH_STATE_DIR", state.path()).args(args).output().unwrap();
+    let Some(k) = sigkilled_experiment() else { return };
+    let with_state = |args: &[&str]| fsbench().env("FSBENCH_STATE_DIR", k.state.path()).args(args).output().unwrap();
 
     // The next run says what is left and how to remove it.
-    let d = format!("--directory={}", work.path().display());
+    let d = format!("--directory={}", k.work.path().display());
     let o = with_state(&["fio", "--name=x", "--rw=write", "--bs=64k", "--size=1m", &d, "--no-progress"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
@@ -381,43 +399,32 @@ fn sigkilled_experiment_leaves_a_record_that_fsbench_cleanup_undoes() {
 
     let o = with_state(&["cleanup", "--dry-run"]);
     let listed = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success() && listed.contains(&format!("would unmount {}", left.mount_point)), "{listed}");
-    assert!(is_mounted(&left.mount_point) && left.image.exists(), "a dry run changes nothing");
+    assert!(o.status.success() && listed.contains(&format!("would unmount {}", k.left.mount_point)), "{listed}");
+    assert!(is_mounted(&k.left.mount_point) && k.left.image.exists(), "a dry run changes nothing");
 
     let o = with_state(&["cleanup"]);
     let said = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{said}{}", String::from_utf8_lossy(&o.stderr));
-    assert!(said.contains(&format!("done: detach loop device {}", left.loop_device)), "{said}");
-    assert_nothing_left(&left, state.path());
+    assert!(said.contains(&format!("done: detach loop device {}", k.left.loop_device)), "{said}");
+    assert_nothing_left(&k.left, k.state.path());
     let o = with_state(&["cleanup"]);
     assert!(o.status.success() && String::from_utf8_lossy(&o.stdout).contains("nothing left"));
 }
 
 #[test]
 fn resume_of_a_sigkilled_experiment_first_undoes_what_it_left() {
-    if !is_root() {
-        skip("needs root for mkfs, mount and loop devices");
-        return;
-    }
-    let _serial = MANAGED.lock().unwrap_or_else(|e| e.into_inner());
-    let work = disk_tempdir();
-    let state = tempfile::tempdir().unwrap();
-    let out = work.path().join("out");
-    let left = start_and_sigkill(work.path(), state.path(), &out);
+    let Some(k) = sigkilled_experiment() else { return };
     // The same cells, shorter.
-    let exp = write_exp(
-        work.path(),
-        &managed_on(&format!("loop = {{ dir = \"{}\", size = \"128m\" }}", work.path().display()), 1, "none", "warm"),
-    );
+    let exp = write_exp(k.work.path(), &small_loop(k.work.path(), 1));
     let o = fsbench()
-        .env("FSBENCH_STATE_DIR", state.path())
-        .args(["experiment", exp.to_str().unwrap(), "--resume", out.to_str().unwrap(), "--no-progress"])
+        .env("FSBENCH_STATE_DIR", k.state.path())
+        .args(["experiment", exp.to_str().unwrap(), "--resume", k.out.to_str().unwrap(), "--no-progress"])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
-    assert!(err.contains(&format!("done: unmount {}", left.mount_point)), "{err}");
-    assert_nothing_left(&left, state.path());
-    assert_eq!(run_files(&out).len(), 1, "and the run was done");
+    assert!(err.contains(&format!("done: unmount {}", k.left.mount_point)), "{err}");
+    assert_nothing_left(&k.left, k.state.path());
+    assert_eq!(run_files(&k.out).len(), 1, "and the run was done");
     assert!(fsbench_loops().is_empty() && fsbench_mounts().is_empty(), "the resumed run tore its own target down");
 }

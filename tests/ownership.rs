@@ -27,8 +27,33 @@ fn wait_for_holder(file: &Path, pid: u32) {
     assert!(holds(), "{} never named pid {pid}", file.display());
 }
 
-fn finish(child: Child) -> (i32, String, String) {
-    let o = child.wait_with_output().unwrap();
+/// A child fsbench that is stopped (SIGTERM) if the test fails before
+/// waiting for it.
+struct Running(Option<Child>);
+
+impl Running {
+    fn id(&self) -> u32 {
+        self.0.as_ref().map(Child::id).unwrap_or(0)
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.0.take() {
+            // SAFETY: kill takes plain integers and touches no memory; `c` has not been waited for, so its pid still
+            // names that process.
+            unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
+            let _ = c.wait();
+        }
+    }
+}
+
+fn start(c: &mut Command) -> Running {
+    Running(Some(c.spawn().unwrap()))
+}
+
+fn finish(mut r: Running) -> (i32, String, String) {
+    let o = r.0.take().unwrap().wait_with_output().unwrap();
     (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
 }
 
@@ -38,12 +63,12 @@ fn a_second_filebench_run_on_a_live_fileset_is_refused_and_the_first_is_untouche
     let dir = tempfile::tempdir_in("/dev/shm").unwrap();
     let d = format!("dir={}", dir.path().display());
     let small = ["--set", "nfiles=200", "--set", "nthreads=2", "--output-format", "json", "--no-progress"];
-    let first = cmd(state.path()).args(["filebench", "fileserver", "--set", &d, "--runtime", "4"]).args(small).spawn().unwrap();
+    let first = start(cmd(state.path()).args(["filebench", "fileserver", "--set", &d, "--runtime", "4"]).args(small));
     let root = dir.path().join("bigfileset");
     wait_for_holder(&root.join(".fsbench-fileset"), first.id());
     let first_pid = first.id();
 
-    let second = cmd(state.path()).args(["filebench", "fileserver", "--set", &d, "--runtime", "1"]).args(small).spawn().unwrap();
+    let second = start(cmd(state.path()).args(["filebench", "fileserver", "--set", &d, "--runtime", "1"]).args(small));
     let (code, out, err) = finish(second);
     assert_eq!(code, 2, "{err}");
     assert!(out.is_empty(), "no result from a refused run: {out}");
@@ -74,11 +99,11 @@ fn a_second_experiment_on_one_results_directory_is_refused() {
     .unwrap();
     let out = work.path().join("out");
     let args = ["experiment", exp.to_str().unwrap(), "--out", out.to_str().unwrap(), "--no-progress"];
-    let first = cmd(state.path()).args(args).spawn().unwrap();
+    let first = start(cmd(state.path()).args(args));
     let first_pid = first.id();
     wait_for_holder(&out.join(".fsbench-lock"), first_pid);
 
-    let (code, stdout, err) = finish(cmd(state.path()).args(args).spawn().unwrap());
+    let (code, stdout, err) = finish(start(cmd(state.path()).args(args)));
     assert_eq!(code, 2, "{err}");
     assert!(stdout.is_empty(), "{stdout}");
     let want = format!("{} is in use by fsbench pid {first_pid} since ", out.display());
@@ -87,7 +112,7 @@ fn a_second_experiment_on_one_results_directory_is_refused() {
     while !out.join("runs").is_dir() && t.elapsed() < Duration::from_secs(30) {
         std::thread::sleep(Duration::from_millis(50));
     }
-    let resumed = finish(cmd(state.path()).args(["experiment", exp.to_str().unwrap(), "--resume", out.to_str().unwrap()]).spawn().unwrap());
+    let resumed = finish(start(cmd(state.path()).args(["experiment", exp.to_str().unwrap(), "--resume", out.to_str().unwrap()])));
     assert_eq!(resumed.0, 2, "--resume of a directory in use is refused too: {}", resumed.2);
     assert!(resumed.2.contains(&want), "{}", resumed.2);
 
@@ -111,7 +136,7 @@ fn a_second_postmark_run_in_one_location_is_refused() {
     };
     let work = tempfile::tempdir().unwrap();
     let long = script(work.path(), 20_000_000);
-    let first = cmd(state.path()).args(["postmark", long.to_str().unwrap(), "--no-progress"]).spawn().unwrap();
+    let first = start(cmd(state.path()).args(["postmark", long.to_str().unwrap(), "--no-progress"]));
     let first_pid = first.id();
     // Postmark makes its files in the location once the run is under way.
     let t = Instant::now();
@@ -119,7 +144,7 @@ fn a_second_postmark_run_in_one_location_is_refused() {
         std::thread::sleep(Duration::from_millis(50));
     }
     let short = script(work.path(), 100);
-    let (code, _, err) = finish(cmd(state.path()).args(["postmark", short.to_str().unwrap(), "--no-progress"]).spawn().unwrap());
+    let (code, _, err) = finish(start(cmd(state.path()).args(["postmark", short.to_str().unwrap(), "--no-progress"])));
     assert_eq!(code, 2, "{err}");
     let want = format!("{} is in use by fsbench pid {first_pid} since ", loc.path().display());
     assert!(err.contains(&want), "expected '{want}' in: {err}");
@@ -148,7 +173,7 @@ fn a_personality_run_by_name_gets_a_fresh_directory_and_says_where() {
     assert_eq!(std::fs::read_dir(here.path()).unwrap().count(), 0, "removed afterwards");
 
     // Two at once in one directory each get their own.
-    let spawn = || cmd(state.path()).current_dir(here.path()).args(["filebench", "fileserver"]).args(small).spawn().unwrap();
+    let spawn = || start(cmd(state.path()).current_dir(here.path()).args(["filebench", "fileserver"]).args(small));
     let (a, b) = (spawn(), spawn());
     for (code, _, err) in [finish(a), finish(b)] {
         assert_eq!(code, 0, "{err}");
@@ -172,7 +197,7 @@ fn a_second_fio_run_on_the_same_file_is_refused_before_it_writes() {
     let dir = disk_tempdir();
     let d = format!("--directory={}", dir.path().display());
     let job = ["fio", "--name=same", "--rw=randwrite", "--bs=4k", "--size=8m", &d, "--no-progress", "--output-format=json"];
-    let first = cmd(state.path()).args(job).args(["--runtime=4", "--time_based"]).spawn().unwrap();
+    let first = start(cmd(state.path()).args(job).args(["--runtime=4", "--time_based"]));
     let first_pid = first.id();
     let file = dir.path().join("same.0.0");
     // The file is laid out and locked before the measured run starts.
@@ -183,7 +208,7 @@ fn a_second_fio_run_on_the_same_file_is_refused_before_it_writes() {
         std::thread::sleep(Duration::from_millis(50));
     }
     let before = std::fs::metadata(&file).unwrap().len();
-    let (code, out, err) = finish(cmd(state.path()).args(job).args(["--size=16m", "--runtime=1"]).spawn().unwrap());
+    let (code, out, err) = finish(start(cmd(state.path()).args(job).args(["--size=16m", "--runtime=1"])));
     assert_eq!(code, 2, "{err}");
     assert!(out.is_empty(), "{out}");
     let want = format!("{} is in use by fsbench pid {first_pid} since ", file.display());
