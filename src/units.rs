@@ -205,6 +205,20 @@ pub fn bytes(n: u64) -> String {
     }
 }
 
+/// Seconds since the Unix epoch as local time, "2026-11-22 04:15:00".
+pub fn local_time(unix: u64) -> String {
+    let t = unix as libc::time_t;
+    // SAFETY: libc::tm is integers plus (on glibc) a nullable tm_zone pointer, for all of which all-zero bytes is a
+    // valid value.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: localtime_r reads the live local `t` and writes only into the live local `tm`; being the re-entrant
+    // variant, it keeps no pointer to either.
+    if unsafe { libc::localtime_r(&t, &mut tm) }.is_null() {
+        return format!("{unix} s after the epoch");
+    }
+    format!("{:04}-{:02}-{:02} {:02}:{:02}:{:02}", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,7 +3,7 @@
 
 mod common;
 use common::*;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 fn dir_experiment(target_dir: &Path) -> String {
     format!(
@@ -268,4 +268,171 @@ fn fio_repeat_reports_statistics_over_runs_with_the_cache_reapplied() {
             assert!(pages["total"].as_u64().unwrap() * 65536 >= 4 << 20, "the 4 MiB file spans its pages: {r}");
         }
     }
+}
+
+/// What a SIGKILLed experiment left: its state record's mount point, loop
+/// device and image file.
+struct Left {
+    mount_point: String,
+    loop_device: String,
+    image: PathBuf,
+}
+
+fn state_records(state: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_dir(state)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .filter(|e| e.file_name().to_string_lossy().ends_with(".json") && !e.file_name().to_string_lossy().starts_with('.'))
+                .filter_map(|e| serde_json::from_str(&std::fs::read_to_string(e.path()).ok()?).ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn is_mounted(mount_point: &str) -> bool {
+    std::fs::read_to_string("/proc/self/mountinfo").unwrap().lines().any(|l| l.split(' ').nth(4) == Some(mount_point))
+}
+
+fn loop_over(image: &Path) -> bool {
+    let out = std::process::Command::new("losetup").arg("-a").output().unwrap();
+    String::from_utf8_lossy(&out.stdout).contains(&format!("({})", image.display()))
+}
+
+fn small_loop(work: &Path, runtime: u32) -> String {
+    managed_on(&format!("loop = {{ dir = \"{}\", size = \"128m\" }}", work.display()), runtime, "none", "warm")
+}
+
+/// An experiment on a loop-device target, SIGKILLed once its file system
+/// is mounted, with its records in a state directory of its own, and what
+/// it left; None (skipped) without root.
+struct Killed {
+    _serial: std::sync::MutexGuard<'static, ()>,
+    work: tempfile::TempDir,
+    state: tempfile::TempDir,
+    out: PathBuf,
+    left: Left,
+}
+
+fn sigkilled_experiment() -> Option<Killed> {
+    if !is_root() {
+        skip("needs root for mkfs, mount and loop devices");
+        return None;
+    }
+    let serial = MANAGED.lock().unwrap_or_else(|e| e.into_inner());
+    let work = disk_tempdir();
+    let state = tempfile::tempdir().unwrap();
+    let out = work.path().join("out");
+    let exp = write_exp(work.path(), &small_loop(work.path(), 60));
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("fsbench"))
+        .args(["experiment", exp.to_str().unwrap(), "--out", out.to_str().unwrap(), "--no-progress"])
+        .env("FSBENCH_STATE_DIR", state.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mounted = || {
+        state_records(state.path()).into_iter().find_map(|r| {
+            let actions = r["actions"].as_array()?.clone();
+            let mp = actions.iter().find_map(|a| a["unmount"].as_str())?.to_string();
+            let lo = actions.iter().find_map(|a| a["detach_loop"]["device"].as_str())?.to_string();
+            let img = actions.iter().find_map(|a| a["remove_file"].as_str())?.into();
+            is_mounted(&mp).then_some(Left { mount_point: mp, loop_device: lo, image: img })
+        })
+    };
+    let start = std::time::Instant::now();
+    let mut left = mounted();
+    while left.is_none() && start.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        left = mounted();
+    }
+    let Some(left) = left else {
+        // SAFETY: kill takes plain integers and touches no memory; `child` has not been waited for, so its pid still
+        // names that process.
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        let _ = child.wait();
+        panic!("no record of a mounted target appeared in {}", state.path().display());
+    };
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    // SAFETY: as above.
+    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    let status = child.wait().unwrap();
+    assert_eq!(std::os::unix::process::ExitStatusExt::signal(&status), Some(libc::SIGKILL));
+    assert!(is_mounted(&left.mount_point), "SIGKILL leaves the mount");
+    assert!(loop_over(&left.image) && left.image.exists(), "SIGKILL leaves the loop device and its image");
+    Some(Killed { _serial: serial, work, state, out, left })
+}
+
+fn assert_nothing_left(left: &Left, state: &Path) {
+    assert!(!is_mounted(&left.mount_point), "{} still mounted", left.mount_point);
+    assert!(!Path::new(&left.mount_point).exists(), "mount point {} left", left.mount_point);
+    assert!(!loop_over(&left.image), "{} still attached to {}", left.loop_device, left.image.display());
+    assert!(!left.image.exists(), "image {} left", left.image.display());
+    assert!(state_records(state).is_empty(), "records left: {:?}", state_records(state));
+}
+
+#[test]
+fn sigkilled_experiment_leaves_a_record_that_fsbench_cleanup_undoes() {
+    let Some(k) = sigkilled_experiment() else { return };
+    let with_state = |args: &[&str]| fsbench().env("FSBENCH_STATE_DIR", k.state.path()).args(args).output().unwrap();
+
+    // The next run says what is left and how to remove it.
+    let d = format!("--directory={}", k.work.path().display());
+    let o = with_state(&["fio", "--name=x", "--rw=write", "--bs=64k", "--size=1m", &d, "--no-progress"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let warning: Vec<&str> = err.lines().filter(|l| l.contains("fsbench cleanup")).collect();
+    assert_eq!(warning.len(), 1, "{err}");
+    assert!(warning[0].contains("left 1 mount, 1 loop device, 1 file and 1 directory behind"), "{err}");
+
+    let o = with_state(&["cleanup", "--dry-run"]);
+    let listed = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success() && listed.contains(&format!("would unmount {}", k.left.mount_point)), "{listed}");
+    assert!(is_mounted(&k.left.mount_point) && k.left.image.exists(), "a dry run changes nothing");
+
+    let o = with_state(&["cleanup"]);
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{said}{}", String::from_utf8_lossy(&o.stderr));
+    assert!(said.contains(&format!("done: detach loop device {}", k.left.loop_device)), "{said}");
+    assert_nothing_left(&k.left, k.state.path());
+    let o = with_state(&["cleanup"]);
+    assert!(o.status.success() && String::from_utf8_lossy(&o.stdout).contains("nothing left"));
+}
+
+#[test]
+fn resume_of_a_sigkilled_experiment_first_undoes_what_it_left() {
+    use std::io::BufRead;
+    let Some(k) = sigkilled_experiment() else { return };
+    // --resume runs the recorded experiment (60-s runs): once it has undone
+    // what the killed run left, it is interrupted, and must tear its own
+    // target down too.
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("fsbench"))
+        .env("FSBENCH_STATE_DIR", k.state.path())
+        .args(["experiment", "--resume", k.out.to_str().unwrap(), "--no-progress"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let want = format!("done: unmount {}", k.left.mount_point);
+    let mut seen = Vec::new();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !seen.iter().any(|l: &String| l.contains(&want)) && std::time::Instant::now() < deadline {
+        if let Ok(l) = rx.recv_timeout(std::time::Duration::from_millis(200)) {
+            seen.push(l);
+        }
+    }
+    // SAFETY: kill only sends a signal to the child this test spawned.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    seen.extend(rx.try_iter());
+    assert!(seen.iter().any(|l| l.contains(&want)), "{}", seen.join("\n"));
+    assert_eq!(status.code(), Some(130), "{}", seen.join("\n"));
+    assert_nothing_left(&k.left, k.state.path());
+    assert!(fsbench_loops().is_empty() && fsbench_mounts().is_empty(), "the resumed run tore its own target down");
 }

@@ -5,6 +5,7 @@
 //! workload, record the experiment in a new directory, run, summarise.
 //! Nothing is set up or written until the checks pass.
 
+use super::cleanup::{RESULTS_LOCK, RESULTS_LOCK_NOTE};
 use super::resume;
 use super::CommonArgs;
 use crate::frontend::experiment::{self, Experiment};
@@ -76,6 +77,13 @@ pub fn run_cmd(a: ExperimentArgs) -> i32 {
         eprintln!("fsbench: nothing was run or created");
         return 2;
     }
+    // Ctrl-C from here on stops the experiment the normal way (undoing
+    // what a killed run left may take a while).
+    let stop = super::install_stop_handler();
+    let _lock = match super::cleanup::claim_results_dir(&out, a.resume.is_some()) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
     let plan = record(&exp, &sets);
     if a.resume.is_none() {
         if let Err(e) = write_record(&out, &text, &plan) {
@@ -90,7 +98,7 @@ pub fn run_cmd(a: ExperimentArgs) -> i32 {
         allow_device: a.common.allow_device,
         allow_fill: a.common.allow_fill,
         fail_fast: a.fail_fast,
-        stop: super::install_stop_handler(),
+        stop,
         events: std::sync::Arc::new(super::events::Terminal::new(super::want_progress(&a.common))),
     };
     eprintln!("fsbench: experiment '{}' → {}", exp.name, out.display());
@@ -168,6 +176,13 @@ fn check_fresh(out: &Path) -> Result<(), String> {
         Ok(entries) => entries,
     };
     if entries.next().is_some() {
+        // Another experiment writing there right now is the likelier story.
+        let lock = out.join(RESULTS_LOCK);
+        if lock.is_file() {
+            if let Err(crate::environment::lock::LockError::InUse(m)) = crate::environment::lock::lock_file(&lock, out, RESULTS_LOCK_NOTE) {
+                return Err(m.to_string());
+            }
+        }
         return Err(format!(
             "--out {0}: the directory is not empty; an experiment writes into a new or empty directory \
              (to finish the experiment in it, use --resume {0}; otherwise choose another --out)",

@@ -2,6 +2,7 @@
 //! families' subcommands come from `frontend::FRONTENDS` (`workload.rs`);
 //! the other commands are one file each.
 
+mod cleanup;
 mod compare;
 mod events;
 mod experiment;
@@ -35,6 +36,9 @@ enum Command {
     Experiment(experiment::ExperimentArgs),
     /// List the I/O engines and what they can do.
     Engines,
+    /// Undo what fsbench runs that died (SIGKILL, crash, power loss) left
+    /// behind: mounts, loop and zram devices, image files, directories.
+    Cleanup(cleanup::CleanupArgs),
     /// (internal) the background load process fsbench starts during runs
     #[command(hide = true, name = "background-load")]
     BackgroundLoad(crate::environment::background::ChildArgs),
@@ -77,6 +81,9 @@ pub struct CommonArgs {
 
 pub fn main() -> i32 {
     let code = dispatch();
+    // Whatever is still registered would otherwise stay behind, and on
+    // record as left by a dead process.
+    crate::environment::cleanup::run_all();
     if code != 0 && !DOC_WRITTEN.load(Ordering::Relaxed) && json_wanted(std::env::args()) {
         print_error_object(code);
     }
@@ -112,6 +119,7 @@ fn dispatch() -> i32 {
         Command::Compare(a) => compare::run(a),
         Command::BackgroundLoad(a) => crate::environment::background::child_main_args(a),
         Command::Experiment(a) => experiment::run_cmd(a),
+        Command::Cleanup(a) => cleanup::run(a),
         Command::Engines => {
             for e in crate::model::engine::ENGINES {
                 let c = e.caps;

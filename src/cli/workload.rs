@@ -6,14 +6,15 @@
 
 use super::events::Terminal;
 use super::{emit_doc, exit_code, exporter_for, install_stop_handler, want_progress, CommonArgs, RepeatArgs};
+use crate::environment::target::ActiveTarget;
 use crate::frontend::environment::{parse_background_choice, parse_cache};
 use crate::frontend::{Frontend, Step};
 use crate::model::experiment::BackgroundChoice;
-use crate::model::recipe::Lowered;
+use crate::model::recipe::{Lowered, Placement, Recipe};
 use crate::report::export::{DocKind, Document, Exporter};
 use crate::runner::cell::{run_cell, CellRun, Environment};
 use crate::runner::events::Events;
-use crate::runner::RunOptions;
+use crate::runner::{RunError, RunOptions};
 use crate::stats::repeated::Repeated;
 use clap::{Arg, ArgMatches, Args, Command, FromArgMatches};
 use std::path::PathBuf;
@@ -118,6 +119,7 @@ pub fn run(f: &dyn Frontend, m: &ArgMatches) -> i32 {
             return 2;
         }
     };
+    super::cleanup::warn_leftovers();
     let stop = install_stop_handler();
     let events: Arc<dyn Events> = Arc::new(Terminal::new(want_progress(&common)));
     let opts = RunOptions {
@@ -157,6 +159,13 @@ pub fn run(f: &dyn Frontend, m: &ArgMatches) -> i32 {
                     break;
                 }
             }
+            Ok(Step::RunInFreshDir { recipe, prefix }) => {
+                let code = run_in_fresh_dir(name, &*recipe, prefix, &env, &repeat, &opts, exporter, &Output::Given(common.output.clone()));
+                status = status.max(code);
+                if code == 130 {
+                    break;
+                }
+            }
         }
     }
     status
@@ -190,6 +199,50 @@ impl EnvFlags {
     }
 }
 
+/// Run a recipe in a directory made for it under the current directory,
+/// said on stderr, and removed afterwards unless `--keep-files`.
+#[allow(clippy::too_many_arguments)]
+fn run_in_fresh_dir(
+    name: &str,
+    recipe: &dyn Recipe,
+    prefix: &str,
+    env: &EnvFlags,
+    repeat: &RepeatArgs,
+    opts: &RunOptions,
+    exporter: &dyn Exporter,
+    out: &Output,
+) -> i32 {
+    let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let dir = match ActiveTarget::fresh_directory("fresh", &here, prefix) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("fsbench {name}: error: {e}; name a directory with --set dir=DIR");
+            return 2;
+        }
+    };
+    let at = Placement { target: dir.path.clone(), is_device: false, params: &Default::default() };
+    let lowered = match recipe.plan(&at) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("fsbench {name}: error: {e}");
+            return 2;
+        }
+    };
+    let keep = opts.keep_files;
+    opts.events.note(&format!(
+        "fsbench {name}: files go to {}, made for this run ({}; --set dir=DIR to choose)",
+        dir.path.display(),
+        if keep { "kept: --keep-files" } else { "removed afterwards" }
+    ));
+    let code = run_plan(lowered, env, repeat, opts, exporter, out);
+    if keep {
+        dir.keep();
+    } else if let Err(e) = dir.teardown() {
+        eprintln!("fsbench {name}: warning: {e}");
+    }
+    code
+}
+
 /// Run one plan (`--repeat` times) and write its document.
 fn run_plan(lowered: Lowered, env: &EnvFlags, repeat: &RepeatArgs, opts: &RunOptions, exporter: &dyn Exporter, out: &Output) -> i32 {
     for w in &lowered.warnings {
@@ -208,7 +261,8 @@ fn run_plan(lowered: Lowered, env: &EnvFlags, repeat: &RepeatArgs, opts: &RunOpt
             Err(e) => {
                 let run = if repeat.wanted() { format!("run {i}: ") } else { String::new() };
                 super::fail(format!("fsbench: error: {run}{e}"));
-                return 1;
+                // Refused before anything ran: like bad input, not a failed run.
+                return if matches!(e, RunError::InUse(_)) { 2 } else { 1 };
             }
         }
         if repeat.wanted() {

@@ -12,9 +12,16 @@
 //! Undo steps never panic: failures are returned by `done()` and printed to
 //! stderr by `run_all()`. Something that is already gone (a file removed,
 //! a directory that is no longer a mount point) counts as undone.
+//!
+//! The process-wide registry is also kept on disk (`environment::state`):
+//! each change rewrites this process's record, and an action leaves the
+//! record only once it has run, so a process killed with SIGKILL leaves a
+//! list of what it created for `fsbench cleanup`.
 
-use crate::host::blockdev::loop_attached;
+use crate::environment::state;
+use crate::host::blockdev::{loop_attached, loop_backing_file};
 use crate::host::zram;
+use serde::{Deserialize, Serialize};
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
@@ -25,15 +32,16 @@ use std::sync::{Mutex, MutexGuard, Once};
 use std::time::Duration;
 
 /// One undo step.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Action {
     /// Unmount this mount point (retried on EBUSY, then detached lazily).
     Unmount(PathBuf),
     /// Remove this directory and what is in it, without crossing into other
     /// file systems (a mount point that is still mounted is left alone).
     RemoveDir(PathBuf),
-    /// `losetup -d` this loop device.
-    DetachLoop(PathBuf),
+    /// `losetup -d` this loop device, if `backing` is still the file behind it.
+    DetachLoop { device: PathBuf, backing: PathBuf },
     /// Reset zram device N and hot-remove it.
     ResetZram(u32),
     /// Remove this file.
@@ -45,7 +53,7 @@ impl std::fmt::Display for Action {
         match self {
             Action::Unmount(p) => write!(f, "unmount {}", p.display()),
             Action::RemoveDir(p) => write!(f, "remove directory {}", p.display()),
-            Action::DetachLoop(p) => write!(f, "detach loop device {}", p.display()),
+            Action::DetachLoop { device, backing } => write!(f, "detach loop device {} (over {})", device.display(), backing.display()),
             Action::ResetZram(n) => write!(f, "reset and remove /dev/zram{n}"),
             Action::RemoveFile(p) => write!(f, "remove file {}", p.display()),
         }
@@ -57,14 +65,32 @@ impl std::fmt::Display for Action {
 #[derive(Debug, Default)]
 pub struct Registry {
     entries: Mutex<Vec<(u64, Action)>>,
+    /// Kept on disk as this process's state record.
+    journaled: bool,
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
-static GLOBAL: Registry = Registry::new();
+static GLOBAL: Registry = Registry { entries: Mutex::new(Vec::new()), journaled: true };
 
 impl Registry {
     pub const fn new() -> Registry {
-        Registry { entries: Mutex::new(Vec::new()) }
+        Registry { entries: Mutex::new(Vec::new()), journaled: false }
+    }
+
+    /// Write the registered actions to this process's state record.
+    fn journal(&self, v: &[(u64, Action)]) {
+        if self.journaled {
+            state::save(&v.iter().map(|(_, a)| a.clone()).collect::<Vec<_>>());
+        }
+    }
+
+    /// Journal what is registered now (after an action ran: until then it
+    /// stays on record, in case the process dies while undoing it).
+    fn journal_now(&self) {
+        if self.journaled {
+            let v = self.lock();
+            self.journal(&v);
+        }
     }
 
     /// The list, even if a thread panicked while holding the lock (nothing
@@ -83,6 +109,7 @@ impl Registry {
         let mut v = self.lock();
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         v.push((id, action));
+        self.journal(&v);
         id
     }
 
@@ -112,6 +139,7 @@ impl Registry {
             if let Err(e) = perform(&a) {
                 eprintln!("fsbench cleanup: could not {a}: {e}");
             }
+            self.journal_now();
         }
         n
     }
@@ -146,7 +174,11 @@ impl Token {
     /// instance through `run_all`).
     pub fn done(self) -> Result<(), String> {
         match self.registry.take(self.id) {
-            Some(a) => perform(&a).map_err(|e| format!("could not {a}: {e}")),
+            Some(a) => {
+                let r = perform(&a).map_err(|e| format!("could not {a}: {e}"));
+                self.registry.journal_now();
+                r
+            }
             None => Ok(()),
         }
     }
@@ -154,7 +186,9 @@ impl Token {
     /// Unregister the action without running it (what it undoes is gone or
     /// was handed over to someone else).
     pub fn forget(self) {
-        let _ = self.registry.take(self.id);
+        if self.registry.take(self.id).is_some() {
+            self.registry.journal_now();
+        }
     }
 }
 
@@ -173,6 +207,11 @@ pub fn pending() -> Vec<Action> {
 /// this from a normal thread).
 pub fn run_all() {
     GLOBAL.run_all();
+}
+
+/// Rewrite this process's state record (after what it belongs to changed).
+pub(crate) fn journal_again() {
+    GLOBAL.journal_now();
 }
 
 /// After the default panic message, run every registered undo action so a
@@ -194,7 +233,7 @@ pub fn perform(a: &Action) -> Result<(), String> {
     match a {
         Action::Unmount(p) => unmount(p, true),
         Action::RemoveDir(p) => remove_tree(p),
-        Action::DetachLoop(p) => detach_loop(p),
+        Action::DetachLoop { device, backing } => detach_loop(device, backing),
         Action::ResetZram(n) => reset_zram(*n),
         Action::RemoveFile(p) => match std::fs::remove_file(p) {
             Ok(()) => Ok(()),
@@ -276,7 +315,22 @@ pub fn remove_tree(p: &Path) -> Result<(), String> {
     remove_within(p, meta.dev())
 }
 
+/// Empty a directory tree fsbench created, keeping `keep` (a lock file
+/// held in it) and the directory itself; the rules of [`remove_tree`].
+pub fn empty_tree(p: &Path, keep: &str) -> Result<(), String> {
+    let meta = std::fs::symlink_metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
+    if !meta.is_dir() {
+        return Err("not a directory".into());
+    }
+    remove_children(p, meta.dev(), Some(keep))
+}
+
 fn remove_within(dir: &Path, dev: u64) -> Result<(), String> {
+    remove_children(dir, dev, None)?;
+    std::fs::remove_dir(dir).or_else(not_found_ok).map_err(|e| format!("{}: {e}", dir.display()))
+}
+
+fn remove_children(dir: &Path, dev: u64, keep: Option<&str>) -> Result<(), String> {
     let rd = match std::fs::read_dir(dir) {
         Ok(rd) => rd,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
@@ -291,6 +345,9 @@ fn remove_within(dir: &Path, dev: u64) -> Result<(), String> {
                 continue;
             }
         };
+        if keep.is_some_and(|k| e.file_name() == k) {
+            continue;
+        }
         let path = e.path();
         let r = match std::fs::symlink_metadata(&path) {
             Ok(m) if m.is_dir() && m.dev() != dev => Err(format!("{} is a mount point; left in place", path.display())),
@@ -303,10 +360,10 @@ fn remove_within(dir: &Path, dev: u64) -> Result<(), String> {
             first_err.get_or_insert(err);
         }
     }
-    if let Some(e) = first_err {
-        return Err(e);
+    match first_err {
+        Some(e) => Err(e),
+        None => Ok(()),
     }
-    std::fs::remove_dir(dir).or_else(not_found_ok).map_err(|e| format!("{}: {e}", dir.display()))
 }
 
 fn not_found_ok(e: io::Error) -> io::Result<()> {
@@ -317,7 +374,7 @@ fn not_found_ok(e: io::Error) -> io::Result<()> {
     }
 }
 
-fn detach_loop(dev: &Path) -> Result<(), String> {
+fn detach_loop(dev: &Path, backing: &Path) -> Result<(), String> {
     let name = dev.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     if !name.starts_with("loop") {
         return Err("not a loop device; refusing".into());
@@ -325,6 +382,11 @@ fn detach_loop(dev: &Path) -> Result<(), String> {
     // Already detached: nothing backs it any more.
     if !loop_attached(&name) {
         return Ok(());
+    }
+    // The kernel shows a removed backing file as "PATH (deleted)".
+    let now = loop_backing_file(&name).unwrap_or_default();
+    if Path::new(now.strip_suffix(" (deleted)").unwrap_or(&now)) != backing {
+        return Err(format!("it is backed by '{now}' now, not by {}; left alone", backing.display()));
     }
     let out = Command::new("losetup").arg("-d").arg(dev).output().map_err(|e| format!("cannot run losetup: {e}"))?;
     if !out.status.success() && loop_attached(&name) {
@@ -447,7 +509,8 @@ mod tests {
         assert_eq!(perform(&Action::RemoveDir(dir.path().join("nope"))), Ok(()));
         // A plain directory is not a mount point: unmount is a no-op.
         assert_eq!(perform(&Action::Unmount(dir.path().to_path_buf())), Ok(()));
-        assert!(perform(&Action::DetachLoop(PathBuf::from("/dev/vda"))).is_err());
+        let not_loop = Action::DetachLoop { device: PathBuf::from("/dev/vda"), backing: dir.path().join("img") };
+        assert!(perform(&not_loop).is_err());
         assert!(perform(&Action::ResetZram(0)).is_err(), "zram0 is never touched");
     }
 

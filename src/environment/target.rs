@@ -14,6 +14,7 @@
 //! with allow_device that passes `check_device_usable`.
 
 use crate::environment::cleanup::{self, Action, Token};
+use crate::environment::lock::{lock_path, private, Lock, Private};
 use crate::environment::mkfs;
 use crate::environment::safety::{check_device_usable, is_block_device};
 use crate::host::blockdev::{device_for_path, loop_backing_file, loop_direct_io};
@@ -37,6 +38,13 @@ pub struct ActiveTarget {
     undo: Vec<Token>,
     /// Set for managed targets: what remount needs.
     managed: Option<Managed>,
+    /// A device the user named for a managed file system, locked for as
+    /// long as the target lives: two runs formatting one device would
+    /// destroy each other's file systems.
+    device_lock: Option<Lock>,
+    /// Its directory or mount point is this process's alone (see
+    /// `lock::private`).
+    _private: Option<Private>,
 }
 
 #[derive(Debug, Clone)]
@@ -185,6 +193,8 @@ impl ActiveTarget {
             info: TargetRecord { label: label.to_string(), kind: kind.to_string(), ..TargetRecord::default() },
             undo: Vec::new(),
             managed: None,
+            device_lock: None,
+            _private: None,
         }
     }
 
@@ -197,6 +207,9 @@ impl ActiveTarget {
         match spec {
             TargetSpec::Directory(dir) => Self::setup_directory(label, dir),
             TargetSpec::Device(dev) => {
+                // Not locked here: the workload locks the device while it
+                // runs on it (a lock from here would be a second, conflicting
+                // one of this process).
                 let mut t = Self::empty(label, "device");
                 t.path = dev.to_path_buf();
                 t.info.device = Some(dev.to_path_buf());
@@ -208,10 +221,21 @@ impl ActiveTarget {
         }
     }
 
+    /// A fresh directory `prefix` + random in `parent`, removed at teardown
+    /// (`keep` leaves it).
+    pub fn fresh_directory(label: &str, parent: &Path, prefix: &str) -> Result<ActiveTarget, String> {
+        Self::setup_directory_named(label, parent, prefix)
+    }
+
     fn setup_directory(label: &str, dir: &Path) -> Result<ActiveTarget, String> {
+        Self::setup_directory_named(label, dir, "fsbench-")
+    }
+
+    fn setup_directory_named(label: &str, dir: &Path, prefix: &str) -> Result<ActiveTarget, String> {
         let mut t = Self::empty(label, "directory");
-        let sub = create_unique_dir(dir, "fsbench-")?;
+        let sub = create_unique_dir(dir, prefix)?;
         t.register(Action::RemoveDir(sub.clone()));
+        t._private = Some(private(&sub));
         t.path = sub;
         if let Some(m) = mount_for_path(&t.path) {
             t.info.fs_type = Some(m.fs_type.clone());
@@ -239,6 +263,7 @@ impl ActiveTarget {
             DeviceSource::Zram { size } => t.create_zram(*size)?,
             DeviceSource::Device(p) => {
                 t.info.device_source = Some("device".into());
+                t.device_lock = Some(lock_path(p)?);
                 p.clone()
             }
         };
@@ -251,6 +276,7 @@ impl ActiveTarget {
         t.register(Action::RemoveDir(mp.clone()));
         // Registered before mounting: unmounting what is not mounted is a no-op.
         t.register(Action::Unmount(mp.clone()));
+        t._private = Some(private(&mp));
         mkfs::mount(&device, &mp, fs, mount_options)?;
         t.info.mount_point = Some(mp.clone());
         t.info.mount_options_in_force = mkfs::options_in_force(&mp);
@@ -294,7 +320,7 @@ impl ActiveTarget {
                 attach(false)?
             }
         };
-        self.register(Action::DetachLoop(dev.clone()));
+        self.register(Action::DetachLoop { device: dev.clone(), backing: img.clone() });
         let name = dev.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         if !loop_direct_io(&name) && !self.info.notes.iter().any(|n| n.contains("direct I/O")) {
             self.info.notes.push("loop device without direct I/O: the image file's page cache can serve reads".into());
@@ -357,6 +383,14 @@ impl ActiveTarget {
     /// Whether this is a managed target (remount works).
     pub fn is_managed(&self) -> bool {
         self.managed.is_some()
+    }
+
+    /// Leave what setup created in place (`--keep-files` on a directory
+    /// fsbench made): nothing is undone, now or at exit.
+    pub fn keep(mut self) {
+        for tok in self.undo.drain(..) {
+            tok.forget();
+        }
     }
 
     fn teardown_inner(&mut self) -> Vec<String> {

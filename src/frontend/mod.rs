@@ -43,6 +43,12 @@ pub enum Step {
     /// Run this plan; write its report to `append_report_to` (appended)
     /// instead of where the output would go, when the input says so.
     Run { lowered: Box<Lowered>, append_report_to: Option<PathBuf> },
+    /// Run this workload in a fresh directory that the CLI makes under the
+    /// current directory (and removes afterwards): a shipped workload run
+    /// without a place of the user's, which must not share a fixed default
+    /// such as `/tmp` with every other user and run. `prefix` starts the
+    /// directory's name.
+    RunInFreshDir { recipe: Arc<dyn Recipe>, prefix: &'static str },
     /// Text the input asked to see (a listing, a configuration, help),
     /// appended to `append_to` when the input names a file.
     Print { text: String, append_to: Option<PathBuf> },

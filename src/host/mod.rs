@@ -17,6 +17,7 @@ pub mod kernel;
 pub mod meminfo;
 pub mod mountinfo;
 pub mod proc_io;
+pub mod process;
 pub mod swaps;
 #[cfg(test)]
 pub(crate) mod testutil;

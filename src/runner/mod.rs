@@ -50,14 +50,24 @@ pub enum RunError {
     /// The environment around it could not be set up (a background load
     /// that does not start).
     Environment(String),
+    /// What the run would own or use (a fileset tree, a Postmark location,
+    /// a job's file) is in use by another run: refused before anything was
+    /// written.
+    InUse(String),
 }
 
 impl fmt::Display for RunError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            RunError::Workload(m) => f.write_str(m),
+            RunError::Workload(m) | RunError::InUse(m) => f.write_str(m),
             RunError::Environment(m) => write!(f, "environment: {m}"),
         }
+    }
+}
+
+impl From<String> for RunError {
+    fn from(m: String) -> RunError {
+        RunError::Workload(m)
     }
 }
 
@@ -116,10 +126,9 @@ pub(crate) fn envelope(
 /// Filebench workload has built its filesets, which it does anew each run.
 /// It gets the workload's data files, for checking what is cached.
 pub fn execute(plan: &Plan, opts: &RunOptions, before_measure: &mut dyn FnMut(&[PathBuf])) -> Result<RunResult, RunError> {
-    let r = match &plan.workload {
+    match &plan.workload {
         Workload::Jobs(j) => jobs::run_with(j, opts, plan.layout, before_measure),
         Workload::Flow(f) => flow::run_with(f, opts, plan.layout, before_measure),
         Workload::Postmark(p) => postmark::run_plan(p, opts, plan.layout, before_measure),
-    };
-    r.map_err(RunError::Workload)
+    }
 }

@@ -43,6 +43,7 @@
 //! error and when stopped (the stop flag is read once per created file and
 //! per transaction; the deletion phase always completes).
 
+use crate::environment::lock::{lock_path, Lock, LockError};
 use crate::environment::space::Need;
 use crate::host::proc_io::process_io;
 use crate::measure::usage::UsageMark;
@@ -53,12 +54,13 @@ use crate::result::{GroupResult, Headline, JobResult, RunResult};
 use crate::result::{OpClass, OpStats};
 use crate::runner::events::{Expected, Meter};
 use crate::runner::rng::Rng;
-use crate::runner::RunOptions;
+use crate::runner::{RunError, RunOptions};
 use std::ffi::CString;
 use std::fmt;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -844,6 +846,30 @@ fn space_needs(plan: &PostmarkPlan) -> Vec<Need> {
     plan.locations.iter().map(|l| Need::new_in(&l.path, (total * l.weight as f64 / weights as f64) as u64)).collect()
 }
 
+/// Two runs in one location would trip over each other's files (a name
+/// one created is "already exists" to the other): each location directory
+/// is locked, as itself, for the run. A location that cannot be examined is
+/// left to the run's setup to report.
+fn lock_locations(plan: &PostmarkPlan) -> Result<Vec<Lock>, RunError> {
+    let mut seen = Vec::new();
+    let mut locks = Vec::new();
+    for l in &plan.locations {
+        let Ok(m) = std::fs::metadata(&l.path) else { continue };
+        // Two spellings of one directory are one lock (a second flock of it
+        // from this process would conflict with the first).
+        if seen.contains(&(m.dev(), m.ino())) {
+            continue;
+        }
+        seen.push((m.dev(), m.ino()));
+        match lock_path(&l.path) {
+            Ok(k) => locks.push(k),
+            Err(LockError::InUse(u)) => return Err(RunError::InUse(format!("location {u}; give this run another location"))),
+            Err(LockError::Other(m)) => return Err(RunError::Workload(m)),
+        }
+    }
+    Ok(locks)
+}
+
 /// Run the plan as fsbench runs every shape: inside a measured window with
 /// its CPU, process I/O and device counters, progress on the meter, and
 /// the result in the common envelope (the Postmark figures in `details`).
@@ -852,9 +878,10 @@ pub(crate) fn run_plan(
     opts: &RunOptions,
     layout: &str,
     before_measure: &mut dyn FnMut(&[PathBuf]),
-) -> Result<RunResult, String> {
+) -> Result<RunResult, RunError> {
     let started_unix = crate::runner::unix_now();
     crate::environment::space::check(&space_needs(plan), opts.allow_fill)?;
+    let _locks = lock_locations(plan)?;
     // Postmark builds its files inside the measured run: none exist before.
     before_measure(&[]);
     let dirs: Vec<PathBuf> = plan.locations.iter().map(|l| l.path.clone()).collect();

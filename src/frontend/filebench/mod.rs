@@ -8,7 +8,7 @@ pub mod personalities;
 pub mod wml;
 
 use crate::frontend::experiment::{expand, runtime_seconds, ExperimentError, WorkloadDef};
-use crate::frontend::{input_error, one_run, print_only, Frontend, FrontendError, Preset, Session};
+use crate::frontend::{input_error, one_run, print_only, Frontend, FrontendError, Preset, Session, Step};
 use crate::model::job::BufferContent;
 use crate::model::recipe::{Lowered, Placement, Recipe, RecipeError};
 use crate::model::{Plan, Workload};
@@ -172,6 +172,15 @@ impl Frontend for Filebench {
         if m.get_flag("show") {
             return Ok(print_only(source.text));
         }
+        let named_dir = opts.sets.iter().any(|(k, _)| k.trim_start_matches('{').trim_end_matches('}') == "dir");
+        if source.origin.starts_with("builtin:") && !named_dir {
+            // The personalities' `set $dir=/tmp` would put every user's and
+            // every run's fileset in one place. Checked now, at a stand-in
+            // directory, so bad input is reported before anything is made.
+            let recipe = FreshDirRecipe { source, opts };
+            recipe.lower_at(Path::new("/nonexistent/fsbench-check")).map_err(input_error)?;
+            return Ok(Box::new(std::iter::once(Ok(Step::RunInFreshDir { recipe: Arc::new(recipe), prefix: "fsbench-filebench-" }))));
+        }
         Ok(one_run(lower(&source, &opts).map_err(input_error)?))
     }
     fn workload_keys(&self) -> &'static [&'static str] {
@@ -189,6 +198,28 @@ impl Frontend for Filebench {
             runtime_seconds(r).map_err(|m| w.error("runtime", m))?;
         }
         Ok(Arc::new(FilebenchRecipe { label: w.label.clone(), source, sets, runtime }))
+    }
+}
+
+/// A shipped personality from the command line, its `$dir` a directory
+/// made for the run.
+#[derive(Debug)]
+struct FreshDirRecipe {
+    source: Source,
+    opts: WmlOptions,
+}
+
+impl FreshDirRecipe {
+    fn lower_at(&self, dir: &Path) -> Result<Lowered, wml::WmlError> {
+        let mut opts = self.opts.clone();
+        opts.sets.push(("dir".into(), dir.display().to_string()));
+        lower(&self.source, &opts)
+    }
+}
+
+impl Recipe for FreshDirRecipe {
+    fn plan(&self, at: &Placement) -> Result<Lowered, RecipeError> {
+        self.lower_at(&at.target).map_err(|e| RecipeError { workload: self.source.name.clone(), message: e.to_string() })
     }
 }
 

@@ -6,10 +6,14 @@
 //! Safety: fsbench only ever deletes a tree it created. Creating one writes a
 //! marker file at its root first; an existing `path/name` without the marker
 //! is refused, and the tree is removed after the run through the process-wide
-//! cleanup registry (so a second Ctrl-C still removes it).
+//! cleanup registry (so a second Ctrl-C still removes it). The marker is
+//! also the tree's lock (`environment::lock`): held for the run, so a second
+//! run on the same tree is refused instead of rebuilding it under the
+//! first; a marker whose run died is free and taken over.
 
 use super::dist;
 use crate::environment::cleanup::{self, Action, Token};
+use crate::environment::lock::{lock_file, Lock, LockError};
 use crate::environment::safety;
 use crate::environment::space::Need;
 use crate::model::flow::{Dist, FilesetSpec, FlowPlan, Num, RandVar};
@@ -17,6 +21,7 @@ use crate::result::flow::FilesetReport;
 use crate::runner::buffers;
 use crate::runner::jobs::files::device_size;
 use crate::runner::rng::Rng;
+use crate::runner::RunError;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::fd::AsRawFd;
@@ -241,6 +246,8 @@ pub struct Fileset {
     pub mean_depth: f64,
     /// Removes the tree fsbench created; None when the tree stays.
     token: Option<Token>,
+    /// Held while the run uses the tree (on its marker).
+    lock: Option<Lock>,
 }
 
 /// `/` and the serial as at least 8 digits, as Filebench's `%08u`.
@@ -297,6 +304,7 @@ impl Fileset {
             dataset_bytes,
             mean_depth,
             token: None,
+            lock: None,
         }
     }
 
@@ -430,6 +438,9 @@ impl Fileset {
     /// Delete files (and the tree) fsbench created, unless kept; returns a
     /// note for stderr when something stays.
     pub fn cleanup(&mut self, keep: bool) -> Result<Option<String>, String> {
+        // Released after the tree is gone (or kept): the tree is no longer
+        // this run's either way.
+        let _lock = self.lock.take();
         match self.token.take() {
             Some(t) if keep => {
                 t.forget();
@@ -490,7 +501,8 @@ pub fn space_needs(plan: &FlowPlan) -> Vec<Need> {
 }
 
 /// Build fileset `j` of `plan` on disk (or check the device it names).
-pub fn populate(plan: &FlowPlan, j: usize, allow_device: bool) -> Result<Fileset, String> {
+/// Refused with `RunError::InUse` while another fsbench run holds the tree.
+pub fn populate(plan: &FlowPlan, j: usize, allow_device: bool) -> Result<Fileset, RunError> {
     let spec = &plan.filesets[j];
     let t0 = Instant::now();
     let root = spec.path.join(&spec.name);
@@ -500,12 +512,12 @@ pub fn populate(plan: &FlowPlan, j: usize, allow_device: bool) -> Result<Fileset
 
     if safety::is_block_device(&root) {
         if !spec.single_file {
-            return Err(format!("{who}: {} is a block device; only `define file` may name one", root.display()));
+            return Err(format!("{who}: {} is a block device; only `define file` may name one", root.display()).into());
         }
         safety::check_device_usable(&root, allow_device).map_err(|e| format!("{who}: {e}"))?;
         let dev_size = device_size(&root)?;
         if lay.sizes[0] > dev_size {
-            return Err(format!("{who}: size {} is larger than {} ({dev_size} bytes)", lay.sizes[0], root.display()));
+            return Err(format!("{who}: size {} is larger than {} ({dev_size} bytes)", lay.sizes[0], root.display()).into());
         }
         let mut fs = Fileset::new(spec, root, true, lay);
         fs.state[0].store(EXISTS, Ordering::Relaxed);
@@ -513,45 +525,18 @@ pub fn populate(plan: &FlowPlan, j: usize, allow_device: bool) -> Result<Fileset
         return Ok(fs);
     }
 
-    if !spec.path.is_dir() {
-        return Err(format!("{who}: directory {} does not exist", spec.path.display()));
-    }
     safety::check_not_new_in_dev(&root).map_err(|e| format!("{who}: {e}"))?;
-    let mut keep_existing = false;
-    match std::fs::symlink_metadata(&root) {
-        Ok(m) => {
-            if !m.is_dir() || !root.join(MARKER).is_file() {
-                return Err(format!("{who}: {} exists and was not created by fsbench; remove it or choose another $dir", root.display()));
-            }
-            if spec.reuse {
-                keep_existing = true;
-            } else {
-                cleanup::remove_tree(&root).map_err(|e| format!("{who}: cannot remove the previous tree {}: {e}", root.display()))?;
-            }
+    let claim = claim(spec, &root, &who)?;
+    let keep_existing = claim.existed && spec.reuse;
+    if claim.existed && !spec.reuse {
+        if let Err(e) = cleanup::empty_tree(&root, MARKER) {
+            claim.token.forget();
+            return Err(format!("{who}: cannot remove the previous tree {}: {e}", root.display()).into());
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(format!("{who}: cannot inspect {}: {e}", root.display())),
     }
-    let token = if !keep_existing {
-        std::fs::create_dir(&root).map_err(|e| format!("{who}: cannot create {}: {e}", root.display()))?;
-        let t = cleanup::register(Action::RemoveDir(root.clone()));
-        let marker = root.join(MARKER);
-        let written = File::create(&marker).and_then(|mut f| {
-            writeln!(f, "Created by fsbench for Filebench fileset '{}'; fsbench removes this tree after the run.", spec.name)
-        });
-        if let Err(e) = written {
-            let _ = t.done();
-            return Err(format!("{who}: cannot write {}: {e}", marker.display()));
-        }
-        t
-    } else {
-        // A reused tree carries fsbench's marker, so it is fsbench's to
-        // remove: it stays only with --keep-files, like any other tree, so
-        // `reuse` saves the population of a tree kept by an earlier run.
-        cleanup::register(Action::RemoveDir(root.clone()))
-    };
     let mut fs = Fileset::new(spec, root, false, lay);
-    fs.token = Some(token);
+    fs.token = Some(claim.token);
+    fs.lock = Some(claim.lock);
     let built = build_tree(plan, j, &fs, keep_existing, &mut rng);
     match built {
         Ok((existing, written)) => {
@@ -562,9 +547,60 @@ pub fn populate(plan: &FlowPlan, j: usize, allow_device: bool) -> Result<Fileset
             if let Some(t) = fs.token.take() {
                 let _ = t.done();
             }
-            Err(format!("{who}: {e}"))
+            Err(format!("{who}: {e}").into())
         }
     }
+}
+
+/// A fileset's tree, locked by this run through its marker.
+struct Claim {
+    lock: Lock,
+    /// Removes the tree after the run.
+    token: Token,
+    /// The tree was there before (kept by an earlier run, or left by one
+    /// that died).
+    existed: bool,
+}
+
+/// Create the tree's root with its marker, or take over one that carries
+/// the marker and that no live run holds. An existing root without the
+/// marker is not fsbench's and is refused.
+fn claim(spec: &FilesetSpec, root: &Path, who: &str) -> Result<Claim, RunError> {
+    if !spec.path.is_dir() {
+        return Err(format!("{who}: directory {} does not exist", spec.path.display()).into());
+    }
+    let marker = root.join(MARKER);
+    let note = format!("Created by fsbench for Filebench fileset '{}'; fsbench removes this tree after the run.", spec.name);
+    let lock_marker = || {
+        lock_file(&marker, root, &note).map_err(|e| match e {
+            LockError::InUse(u) => RunError::InUse(format!("{who}: {u}; choose another $dir, or wait for it to finish")),
+            LockError::Other(m) => RunError::Workload(format!("{who}: {m}")),
+        })
+    };
+    let existed = match std::fs::create_dir(root) {
+        Ok(()) => false,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => true,
+        Err(e) => return Err(format!("{who}: cannot create {}: {e}", root.display()).into()),
+    };
+    if !existed {
+        let token = cleanup::register(Action::RemoveDir(root.to_path_buf()));
+        return match lock_marker() {
+            Ok(lock) => Ok(Claim { lock, token, existed }),
+            Err(e) => {
+                let _ = token.done();
+                Err(e)
+            }
+        };
+    }
+    let is_ours = std::fs::symlink_metadata(root).is_ok_and(|m| m.is_dir()) && marker.is_file();
+    if !is_ours {
+        return Err(format!("{who}: {} exists and was not created by fsbench; remove it or choose another $dir", root.display()).into());
+    }
+    // A tree that carries fsbench's marker is fsbench's to remove: it
+    // stays only with --keep-files, like any other tree, so `reuse` saves
+    // the population of a tree kept by an earlier run.
+    let lock = lock_marker()?;
+    Ok(Claim { lock, token: cleanup::register(Action::RemoveDir(root.to_path_buf())), existed })
 }
 
 fn report(spec: &FilesetSpec, fs: &Fileset, existing: u64, written: u64, dirs: u64, t0: Instant) -> FilesetReport {
@@ -862,7 +898,7 @@ mod tests {
         std::fs::create_dir(dir.path().join("set")).unwrap();
         std::fs::write(dir.path().join("set/precious"), b"x").unwrap();
         let e = populate(&p, 0, false).err().unwrap();
-        assert!(e.contains("was not created by fsbench"), "{e}");
+        assert!(matches!(&e, RunError::Workload(m) if m.contains("was not created by fsbench")), "{e}");
         assert!(dir.path().join("set/precious").is_file());
         std::fs::remove_dir_all(dir.path().join("set")).unwrap();
 
@@ -871,6 +907,32 @@ mod tests {
         fs.cleanup(false).unwrap();
         assert!(!dir.path().join("set").exists());
         assert_eq!(std::fs::read(dir.path().join("beside")).unwrap(), b"keep me");
+    }
+
+    #[test]
+    fn a_tree_in_use_is_refused_and_a_dead_runs_tree_is_taken_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = plan_with(dir.path(), 10);
+        let mut first = populate(&p, 0, false).unwrap();
+        let root = dir.path().join("set");
+        // A rebuild would empty the tree.
+        std::fs::write(root.join("probe"), b"x").unwrap();
+        let e = populate(&p, 0, false).err().unwrap();
+        let RunError::InUse(m) = &e else { panic!("{e:?}") };
+        assert!(m.starts_with(&format!("fileset 'set': {} is in use by fsbench pid {}", root.display(), std::process::id())), "{m}");
+        assert!(root.join("probe").exists(), "the refused run touched nothing");
+        first.cleanup(false).unwrap();
+
+        // A run that died leaves its tree and marker, with nobody holding it.
+        std::fs::create_dir(&root).unwrap();
+        std::fs::write(root.join(MARKER), "pid 1\nstart_ticks 1\n").unwrap();
+        std::fs::write(root.join("stale"), b"x").unwrap();
+        let mut again = populate(&p, 0, false).unwrap();
+        assert!(!root.join("stale").exists(), "rebuilt, not adopted as it was");
+        let marker = std::fs::read_to_string(root.join(MARKER)).unwrap();
+        assert!(marker.contains(&format!("pid {}", std::process::id())), "{marker}");
+        again.cleanup(false).unwrap();
+        assert!(!root.exists());
     }
 
     #[test]

@@ -57,7 +57,7 @@ use crate::observe::blockdev::DeviceWatch;
 use crate::result::flow::FlowReport;
 use crate::result::{GroupResult, JobResult, RunResult, Timeline};
 use crate::runner::events::{Expected, Meter, Warnings};
-use crate::runner::{sleep_unless_stopped, RunOptions};
+use crate::runner::{sleep_unless_stopped, RunError, RunOptions};
 use buf::MapBuf;
 use fileset::Fileset;
 use std::path::{Path, PathBuf};
@@ -83,7 +83,7 @@ fn run_system(cmd: &str, warnings: &mut Warnings) {
     }
 }
 
-fn populate_missing(plan: &FlowPlan, sets: &mut [Option<Fileset>], opts: &RunOptions) -> Result<(), String> {
+fn populate_missing(plan: &FlowPlan, sets: &mut [Option<Fileset>], opts: &RunOptions) -> Result<(), RunError> {
     for (j, slot) in sets.iter_mut().enumerate() {
         if slot.is_none() {
             let fs = fileset::populate(plan, j, opts.allow_device)?;
@@ -108,7 +108,7 @@ fn populate_missing(plan: &FlowPlan, sets: &mut [Option<Fileset>], opts: &RunOpt
 /// partial, its files removed (unless kept).
 #[cfg(test)]
 pub(crate) fn run(plan: &FlowPlan, opts: &RunOptions) -> Result<RunResult, String> {
-    run_with(plan, opts, "filebench", &mut |_| {})
+    run_with(plan, opts, "filebench", &mut |_| {}).map_err(|e| e.to_string())
 }
 
 /// Files of each fileset `before_measure` gets to check the cache with.
@@ -123,7 +123,7 @@ pub(crate) fn run_with(
     opts: &RunOptions,
     layout: &str,
     before_measure: &mut dyn FnMut(&[PathBuf]),
-) -> Result<RunResult, String> {
+) -> Result<RunResult, RunError> {
     let started_unix = crate::runner::unix_now();
     let prog = program::build(plan)?;
     crate::environment::space::check(&fileset::space_needs(plan), opts.allow_fill)?;
@@ -151,7 +151,7 @@ fn prelude_and_run(
     sets: &mut [Option<Fileset>],
     warnings: &mut Warnings,
     before_measure: &mut dyn FnMut(&[PathBuf]),
-) -> Result<Parts, String> {
+) -> Result<Parts, RunError> {
     for step in &plan.prelude {
         if opts.stop.load(Ordering::Relaxed) {
             break;
@@ -164,7 +164,7 @@ fn prelude_and_run(
         }
     }
     if opts.stop.load(Ordering::Relaxed) {
-        return Err("interrupted before the measured run started".into());
+        return Err(RunError::Workload("interrupted before the measured run started".into()));
     }
     populate_missing(plan, sets, opts)?;
     let sample: Vec<PathBuf> = sets.iter().flatten().flat_map(|fs| fs.sample_existing(CACHE_SAMPLE)).collect();
@@ -175,7 +175,7 @@ fn prelude_and_run(
     for (slot, fs) in sets.iter_mut().zip(owned) {
         *slot = Some(fs);
     }
-    r
+    Ok(r?)
 }
 
 fn setup_warnings(plan: &FlowPlan, prog: &program::Program, filesets: &[Fileset], opts: &RunOptions, warnings: &mut Warnings) {

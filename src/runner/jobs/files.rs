@@ -2,15 +2,17 @@
 //! and opening. Everything here happens before the measured window.
 
 use super::offsets::Region;
+use crate::environment::lock::{lock_open, lock_path, Lock, LockError};
 use crate::environment::safety;
 use crate::environment::space::Need;
 use crate::model::job::{Fallocate, JobSpec, SyncMode, READ, WRITE};
 use crate::runner::rng::Rng;
+use crate::runner::RunError;
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 /// One file of one worker, with the region its I/O covers.
@@ -22,14 +24,44 @@ pub struct PreparedFile {
     pub create: bool,
 }
 
-/// Files fsbench created in this run: the only ones it may delete.
+/// Files fsbench created in this run: the only ones it may delete. And
+/// the locks on the files it uses (each file itself), so a second run on
+/// the same files is refused instead of writing into the first one's.
 #[derive(Default, Debug)]
 pub struct Ledger {
     pub created: Vec<PathBuf>,
     laid_out: HashSet<PathBuf>,
+    locks: Vec<Lock>,
+    /// Device and inode of each locked file: two spellings of one file are
+    /// one lock (a second flock from this process would conflict).
+    locked: HashSet<(u64, u64)>,
 }
 
 impl Ledger {
+    /// Lock `path` (open as `file`, or opened here when None) for the run.
+    fn lock(&mut self, path: &Path, file: Option<&File>) -> Result<(), RunError> {
+        let meta = match file {
+            Some(f) => f.metadata(),
+            None => std::fs::metadata(path),
+        }
+        .map_err(|e| format!("cannot examine {}: {e}", path.display()))?;
+        if !self.locked.insert((meta.dev(), meta.ino())) {
+            return Ok(());
+        }
+        let held = match file {
+            Some(f) => f.try_clone().map_err(|e| LockError::Other(format!("{}: {e}", path.display()))).and_then(|f| lock_open(f, path)),
+            None => lock_path(path),
+        };
+        match held {
+            Ok(l) => {
+                self.locks.push(l);
+                Ok(())
+            }
+            Err(LockError::InUse(u)) => Err(RunError::InUse(format!("{u}; two runs on one file would mix their I/O"))),
+            Err(LockError::Other(m)) => Err(RunError::Workload(m)),
+        }
+    }
+
     /// Delete the created files for which `pred` holds; returns what failed.
     pub fn remove_where(&mut self, pred: impl Fn(&Path) -> bool) -> Vec<String> {
         let mut errors = Vec::new();
@@ -101,7 +133,7 @@ pub fn space_needs(jobs: &[JobSpec]) -> Vec<Need> {
 }
 
 /// Check, create and lay out the files of one clone.
-pub fn prepare(spec: &JobSpec, clone: u32, allow_device: bool, ledger: &mut Ledger) -> Result<Vec<PreparedFile>, String> {
+pub fn prepare(spec: &JobSpec, clone: u32, allow_device: bool, ledger: &mut Ledger) -> Result<Vec<PreparedFile>, RunError> {
     let paths = paths(spec, clone);
     let per_file = spec.size.map(|total| total / paths.len() as u64);
     let gran = granularity(spec);
@@ -124,11 +156,13 @@ pub fn prepare(spec: &JobSpec, clone: u32, allow_device: bool, ledger: &mut Ledg
                 spec.name,
                 path.display(),
                 spec.max_bs()
-            ));
+            )
+            .into());
         }
         let region = Region { start: spec.offset, end: spec.offset + usable };
         let create = if is_device {
             check_device_size(&path, region.end)?;
+            ledger.lock(&path, None)?;
             false
         } else {
             lay_out(spec, &path, region.end, ledger)?
@@ -175,7 +209,7 @@ fn check_device_size(path: &Path, needed: u64) -> Result<(), String> {
 /// Reads need real data (written here, random, then synced); write-only jobs
 /// only need the size, so they get fallocate + ftruncate as with fio.
 /// Returns true when the file is left for the worker to create on open.
-fn lay_out(spec: &JobSpec, path: &Path, needed: u64, ledger: &mut Ledger) -> Result<bool, String> {
+fn lay_out(spec: &JobSpec, path: &Path, needed: u64, ledger: &mut Ledger) -> Result<bool, RunError> {
     if ledger.laid_out.contains(path) {
         return Ok(false);
     }
@@ -188,7 +222,7 @@ fn lay_out(spec: &JobSpec, path: &Path, needed: u64, ledger: &mut Ledger) -> Res
     }
     if let Some(parent) = path.parent() {
         if !parent.as_os_str().is_empty() && !parent.is_dir() {
-            return Err(format!("directory {} does not exist", parent.display()));
+            return Err(format!("directory {} does not exist", parent.display()).into());
         }
     }
     let f = OpenOptions::new()
@@ -201,6 +235,8 @@ fn lay_out(spec: &JobSpec, path: &Path, needed: u64, ledger: &mut Ledger) -> Res
     if !exists {
         ledger.created.push(path.to_path_buf());
     }
+    // Before anything is written: the file may be another run's.
+    ledger.lock(path, Some(&f))?;
     let have = f.metadata().map(|m| m.len()).unwrap_or(0);
     if have < needed {
         if spec.rw.reads() {

@@ -13,7 +13,7 @@ use crate::model::job::JobSpec;
 use crate::observe::blockdev::DeviceWatch;
 use crate::result::{GroupResult, JobResult, RunResult, Timeline};
 use crate::runner::events::{Meter, Warnings};
-use crate::runner::{envelope, unix_now, RunOptions};
+use crate::runner::{envelope, unix_now, RunError, RunOptions};
 use files::Ledger;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -28,7 +28,7 @@ pub(crate) fn run_with(
     opts: &RunOptions,
     layout: &str,
     before_measure: &mut dyn FnMut(&[PathBuf]),
-) -> Result<RunResult, String> {
+) -> Result<RunResult, RunError> {
     let files: Vec<PathBuf> = jobs.iter().flat_map(job_paths).collect();
     before_measure(&files);
     run(jobs.to_vec(), opts, layout)
@@ -99,7 +99,7 @@ fn cache_warning(jobs: &[JobSpec]) -> Option<String> {
 /// Run every job; interrupted runs come back marked partial. `layout`
 /// names the renderer of the result (`fio`, or the layout of a frontend
 /// that lowers into jobs).
-pub(crate) fn run(jobs: Vec<JobSpec>, opts: &RunOptions, layout: &str) -> Result<RunResult, String> {
+pub(crate) fn run(jobs: Vec<JobSpec>, opts: &RunOptions, layout: &str) -> Result<RunResult, RunError> {
     let started_unix = unix_now();
     let mut warnings = Warnings::new(&*opts.events);
     for w in jobs.iter().flat_map(warnings_for) {
@@ -159,7 +159,7 @@ fn run_group(
     opts: &RunOptions,
     ledger: &mut Ledger,
     targets: &mut Vec<PathBuf>,
-) -> Result<(Vec<JobResult>, GroupResult), String> {
+) -> Result<(Vec<JobResult>, GroupResult), RunError> {
     let mut clones = Vec::new();
     for &j in members {
         let spec = Arc::new(jobs[j].clone());
