@@ -49,7 +49,10 @@ fn directory_experiment_writes_runs_summary_csv_and_charts() {
     }
     let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
     let mut lines = csv.lines();
-    assert_eq!(lines.next().unwrap(), "target,workload,cache,background,metric,n,mean,sd,cv,min,max,median,ci95_low,ci95_high");
+    assert_eq!(
+        lines.next().unwrap(),
+        "target,workload,cache,background,metric,n,mean,sd,cv,min,max,median,ci95_low,ci95_high,ci95_clamped"
+    );
     assert!(lines.any(|l| l.starts_with("tmpdir,rr,warm,none,rr/read/iops,2,")), "{csv}");
     let charts: Vec<_> = std::fs::read_dir(out.join("charts")).unwrap().collect();
     assert!(charts.len() >= 2, "charts written");

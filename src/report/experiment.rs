@@ -2,7 +2,7 @@
 //! statistics (summary.json, summary.csv), SVG charts and a terminal table.
 
 use super::chart::{bar_chart, percentile_chart, Bar, BarGroup};
-use super::compare::num;
+use super::format::num;
 use crate::measure::hist::LatencyHist;
 use crate::result::experiment::ExperimentRun;
 use crate::stats::experiment::ExperimentSummary;
