@@ -6,7 +6,6 @@ use crate::report::compare::{delta, method, p_columns, side};
 use crate::report::format::{interval, num, pm, thousands, us};
 use crate::result::RunResult;
 use crate::stats::compare::ComparisonDoc;
-use crate::stats::experiment::ExperimentSummary;
 use crate::stats::repeated::Repeated;
 
 pub struct Markdown;
@@ -25,7 +24,7 @@ impl Exporter for Markdown {
         Ok(match doc {
             Document::Run(r) => run(r),
             Document::Repeated(r) => repeated(r),
-            Document::Experiment(s) => experiment(s),
+            Document::Experiment(s) => crate::report::experiment::report(s),
             Document::Comparison(c) => comparison(c),
         })
     }
@@ -147,37 +146,6 @@ fn repeated(r: &Repeated) -> String {
         })
         .collect();
     table(&["metric", "n", "mean ± sd", "CV %", "range", "95% CI of the mean"], &[false, true, true, true, true, true], &rows)
-}
-
-fn experiment(s: &ExperimentSummary) -> String {
-    let mut rows = Vec::new();
-    for c in &s.cells {
-        for (m, unit) in &c.headline {
-            let Some(x) = c.metrics.get(m) else { continue };
-            rows.push(vec![
-                c.cell.target.clone(),
-                c.cell.workload.clone(),
-                c.cell.cache.clone(),
-                c.cell.background.clone(),
-                m.clone(),
-                unit.clone(),
-                x.n.to_string(),
-                pm(x.mean, x.sd),
-                interval(x),
-                format!("{:.1}", x.cv * 100.0),
-            ]);
-        }
-    }
-    let mut out = format!("Experiment **{}**: mean, sd and 95% CI over the repeats of each cell.\n\n", s.experiment);
-    out += &table(
-        &["target", "workload", "cache", "background", "metric", "unit", "n", "mean ± sd", "95% CI", "CV %"],
-        &[false, false, false, false, false, false, true, true, true, true],
-        &rows,
-    );
-    if let Some(line) = crate::report::experiment::incomplete(s) {
-        out += &format!("\n**{line}**\n");
-    }
-    out
 }
 
 fn comparison(c: &ComparisonDoc) -> String {
