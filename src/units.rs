@@ -1,6 +1,6 @@
 //! Values with units, the crate's leaf: parsing sizes, durations, booleans
 //! and whole numbers (fio's spellings, including its `kb_base` rule) and
-//! formatting byte counts and large numbers for people.
+//! formatting byte counts and numbers (thousands, significant figures) for people.
 //!
 //! What belongs here: pure text <-> number conversions with no knowledge of
 //! jobs, files or the system. It imports nothing from the crate, so every
@@ -189,6 +189,72 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
+/// `v` with `decimals` digits after the point (a negative count rounds to
+/// tens, hundreds, ...), thousands separated: `fixed(1234.567, 1)` =
+/// "1,234.6", `fixed(16853.0, -2)` = "16,900". Never "-0", never an exponent;
+/// a value that is not finite prints as "n/a".
+pub fn fixed(v: f64, decimals: i32) -> String {
+    if !v.is_finite() {
+        return "n/a".into();
+    }
+    let d = decimals.clamp(-300, 17);
+    let scale = 10f64.powi(-d.min(0));
+    let rounded = if d < 0 { (v / scale).round() * scale } else { v };
+    let text = format!("{:.*}", d.max(0) as usize, rounded.abs());
+    let (int, frac) = text.split_once('.').map_or((text.as_str(), None), |(i, f)| (i, Some(f)));
+    let mut out = String::new();
+    if rounded < 0.0 && text.bytes().any(|b| b.is_ascii_digit() && b != b'0') {
+        out.push('-');
+    }
+    for (i, c) in int.chars().enumerate() {
+        if i > 0 && (int.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if let Some(f) = frac {
+        out.push('.');
+        out.push_str(f);
+    }
+    out
+}
+
+/// The number of decimals that keeps `digits` significant figures of `v`
+/// (negative for large values): 2 for 0.0123 at 2 figures, −2 for 12,345 at
+/// 3. For 0 (which has no significant figure) it is `digits − 1`.
+pub fn sig_decimals(v: f64, digits: u32) -> i32 {
+    let a = v.abs();
+    let digits = digits.max(1) as i32;
+    if !a.is_finite() || a == 0.0 {
+        return digits - 1;
+    }
+    let mut d = digits - 1 - a.log10().floor() as i32;
+    // Rounding can carry into a new leading digit (9.96 at 2 figures is 10).
+    if (a * 10f64.powi(d)).round() >= 10f64.powi(digits) {
+        d -= 1;
+    }
+    d
+}
+
+/// `v` to `digits` significant figures: `sig(0.07312, 2)` = "0.073",
+/// `sig(1146169.0, 3)` = "1,150,000", `sig(1.2, 3)` = "1.20".
+pub fn sig(v: f64, digits: u32) -> String {
+    fixed(v, sig_decimals(v, digits))
+}
+
+/// A mean and its spread (a standard deviation, a half interval) as people
+/// read them: the spread to two significant figures and the mean to the
+/// same decimal place, so neither claims digits the other does not support
+/// ("16,850 ± 1,200", "1.150 ± 0.073"). Without a spread (0, one run) the
+/// mean gets four significant figures and the spread prints as "0".
+pub fn mean_pm(mean: f64, spread: f64) -> (String, String) {
+    if !(spread.is_finite() && spread > 0.0) {
+        return (sig(mean, 4), "0".into());
+    }
+    let d = sig_decimals(spread, 2);
+    (fixed(mean, d), fixed(spread, d))
+}
+
 /// Bytes as a binary size: "4.0 KiB", "1.5 GiB".
 pub fn bytes(n: u64) -> String {
     const U: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
@@ -222,6 +288,25 @@ pub fn local_time(unix: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn significant_figures() {
+        assert_eq!(fixed(1234.567, 1), "1,234.6");
+        assert_eq!(fixed(16853.0, -2), "16,900");
+        assert_eq!(fixed(-0.0004, 2), "0.00");
+        assert_eq!(fixed(-2500.0, 0), "-2,500");
+        assert_eq!(fixed(f64::NAN, 2), "n/a");
+        assert_eq!(sig(0.07312, 2), "0.073");
+        assert_eq!(sig(1146169.0, 3), "1,150,000");
+        assert_eq!(sig(1.2, 3), "1.20");
+        assert_eq!(sig(9.96, 2), "10");
+        assert_eq!(sig(0.0, 3), "0.00");
+        assert_eq!(sig(123.45, 4), "123.5");
+        assert_eq!(mean_pm(16853.2, 1223.0), ("16,900".to_string(), "1,200".to_string()));
+        assert_eq!(mean_pm(1.15, 0.073), ("1.150".to_string(), "0.073".to_string()));
+        assert_eq!(mean_pm(1.0, 0.0), ("1.000".to_string(), "0".to_string()));
+        assert_eq!(mean_pm(1042728.0, 6640.0), ("1,042,700".to_string(), "6,600".to_string()));
+    }
 
     #[test]
     fn sizes_with_default_kb_base() {

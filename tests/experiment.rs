@@ -49,7 +49,10 @@ fn directory_experiment_writes_runs_summary_csv_and_charts() {
     }
     let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
     let mut lines = csv.lines();
-    assert_eq!(lines.next().unwrap(), "target,workload,cache,background,metric,n,mean,sd,cv,min,max,median,ci95_low,ci95_high");
+    assert_eq!(
+        lines.next().unwrap(),
+        "target,workload,cache,background,metric,n,mean,sd,cv,min,max,median,ci95_low,ci95_high,ci95_clamped"
+    );
     assert!(lines.any(|l| l.starts_with("tmpdir,rr,warm,none,rr/read/iops,2,")), "{csv}");
     let charts: Vec<_> = std::fs::read_dir(out.join("charts")).unwrap().collect();
     assert!(charts.len() >= 2, "charts written");
@@ -58,7 +61,7 @@ fn directory_experiment_writes_runs_summary_csv_and_charts() {
         assert!(text.trim_start().starts_with("<svg") || text.trim_start().starts_with("<?xml"));
     }
     let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(stdout.contains("tmpdir / rr / warm / none (n=2)"), "{stdout}");
+    assert!(stdout.contains("## Workload rr\n") && stdout.contains("rr/read/iops (IOPS)"), "{stdout}");
     // The directory target's own subdirectory is gone afterwards.
     let leftovers: Vec<_> = std::fs::read_dir(work.path())
         .unwrap()
@@ -435,4 +438,176 @@ fn resume_of_a_sigkilled_experiment_first_undoes_what_it_left() {
     assert_eq!(status.code(), Some(130), "{}", seen.join("\n"));
     assert_nothing_left(&k.left, k.state.path());
     assert!(fsbench_loops().is_empty() && fsbench_mounts().is_empty(), "the resumed run tore its own target down");
+}
+
+/// Two directory targets × a Filebench personality, a Postmark run and a
+/// fio job that only reads (its write figures are 0) × 2 repeats.
+fn report_experiment(dir: &Path) -> String {
+    let (t1, t2) = (dir.join("t1"), dir.join("t2"));
+    std::fs::create_dir_all(&t1).unwrap();
+    std::fs::create_dir_all(&t2).unwrap();
+    format!(
+        r#"
+name = "rep"
+repeat = 2
+[[target]]
+label = "first"
+directory = "{}"
+[[target]]
+label = "second"
+directory = "{}"
+[[workload]]
+label = "mail"
+filebench = "varmail"
+set = {{ nfiles = "50", nthreads = 2 }}
+runtime = 1
+[[workload]]
+label = "pm"
+postmark = ["set number 40", "set transactions 300"]
+[[workload]]
+label = "rr"
+args = ["--name=rr", "--rw=randrw", "--rwmixread=100", "--bs=4k", "--size=1m", "--runtime=1", "--time_based"]
+"#,
+        t1.display(),
+        t2.display()
+    )
+}
+
+#[test]
+fn the_report_answers_the_question() {
+    let work = disk_tempdir();
+    let exp = write_exp(work.path(), &report_experiment(work.path()));
+    let out = work.path().join("out");
+    let o = fsbench().args(["experiment", exp.to_str().unwrap(), "--out", out.to_str().unwrap(), "--no-progress"]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report = std::fs::read_to_string(out.join("report.md")).expect("report.md written");
+    assert_eq!(String::from_utf8_lossy(&o.stdout), report, "the terminal shows the report");
+
+    // Per workload, the headline each tool declares, for every cell.
+    let section = |w: &str| -> String {
+        let start = report.find(&format!("## Workload {w}\n")).unwrap_or_else(|| panic!("no section for {w}:\n{report}"));
+        let rest = &report[start + 3..];
+        rest[..rest.find("\n## ").unwrap_or(rest.len())].to_string()
+    };
+    for (w, headline) in
+        [("mail", "varmail/io_summary/ops_s (ops/s)"), ("pm", "postmark/transactions_s (tx/s)"), ("rr", "rr/read/iops (IOPS)")]
+    {
+        let s = section(w);
+        assert!(s.contains(headline), "{w}: {s}");
+        for target in ["first", "second"] {
+            assert!(
+                s.lines().any(|l| l.starts_with(&format!("| {target} ")) && l.contains(" ± ") && l.contains("%)")),
+                "{w}/{target}: {s}"
+            );
+        }
+        // The target varies: the second against the first, with Δ%, its interval and the adjusted p.
+        assert!(s.contains("### target: against first"), "{s}");
+        assert!(s.contains(" Δ% [95% CI] |") && s.contains(" p (Holm) |"), "{s}");
+        assert!(s.lines().any(|l| l.starts_with("- ") && l.contains("times faster than") && l.contains("p (Holm)")), "{s}");
+    }
+    // Small latencies keep their significant figures: never "1 ± 0".
+    let rr = section("rr");
+    let cells = &rr[..rr.find("###").unwrap()];
+    let header: Vec<&str> = cells.lines().find(|l| l.contains("rr/read/lat_p99_us")).unwrap().split('|').map(str::trim).collect();
+    let col = header.iter().position(|h| h.starts_with("rr/read/lat_p99_us")).unwrap();
+    for row in cells.lines().filter(|l| l.starts_with("| first ") || l.starts_with("| second ")) {
+        let cell = row.split('|').map(str::trim).nth(col).unwrap();
+        let (mean, _) = cell.split_once(" ± ").unwrap_or_else(|| panic!("{cell}"));
+        let value: f64 = mean.replace(',', "").parse().unwrap();
+        assert!(value >= 10.0 || mean.contains('.'), "p99 latency {cell} keeps its figures");
+    }
+    // The read-only job's write figures are 0 everywhere: said once, not tabled, not compared, not charted.
+    assert!(rr.contains("0 in every run: rr/write/iops, rr/write/bw_MiB_s"), "{rr}");
+    assert!(!rr.contains("| rr/write/"), "{rr}");
+
+    // Every comparison row is one of the tests the p-values are adjusted over.
+    let rows = report.lines().filter(|l| l.starts_with("| ") && l.contains("% [") && l.contains("%]")).count();
+    assert!(rows >= 3, "{report}");
+    assert!(report.contains(&format!("adjusted by Holm's method over all {rows} tests in this report")), "{rows} rows:\n{report}");
+    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["factors"]["tests"], rows);
+    assert_eq!(summary["factors"]["correction"], "holm");
+    for c in summary["factors"]["comparisons"].as_array().unwrap() {
+        let (p, adj) = (c["comparison"]["p_value"].as_f64().unwrap(), c["comparison"]["p_adjusted"].as_f64().unwrap());
+        assert!(adj >= p && adj <= 1.0, "{c}");
+        assert_eq!(c["baseline"], "first");
+    }
+
+    // Warnings once each: the working sets fit in RAM, said once per workload.
+    let warnings: Vec<&str> = report[report.find("## Warnings").expect("warnings")..].lines().filter(|l| l.starts_with("- ")).collect();
+    let mut unique = warnings.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), warnings.len(), "{warnings:?}");
+    assert_eq!(warnings.iter().filter(|w| w.contains("the filesets hold")).count(), 1, "{warnings:?}");
+
+    // Charts: headline metrics only, none all zero.
+    let charts: Vec<String> =
+        std::fs::read_dir(out.join("charts")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().to_string()).collect();
+    let headline: std::collections::BTreeSet<String> = summary["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["headline"].as_object().unwrap().keys().map(|k| format!("{}.svg", k.replace('/', "_"))).collect::<Vec<_>>())
+        .collect();
+    for c in &charts {
+        assert!(headline.contains(c) || c == "rr_read_latency_percentiles.svg", "{c} is not a headline metric's chart: {charts:?}");
+        let svg = std::fs::read_to_string(out.join("charts").join(c)).unwrap();
+        if svg.contains("class=\"bar\"") {
+            let heights = svg.split("class=\"bar\"").skip(1).map(|b| b.split("height=\"").nth(1).unwrap().split('"').next().unwrap());
+            assert!(heights.map(|h| h.parse::<f64>().unwrap()).any(|h| h > 0.0), "{c} is all zero");
+        }
+    }
+    assert!(!charts.iter().any(|c| c.starts_with("rr_write_")), "all-zero charts: {charts:?}");
+    assert!(charts.len() <= headline.len() + 1, "{} charts for {} headline metrics", charts.len(), headline.len());
+    // Besides the 12 runs and the charts: the experiment's copy and plan, report.md, summary.json and .csv.
+    let files = walk(&out).len();
+    assert!(files <= 12 + charts.len() + 5, "{files} files in {}", out.display());
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).flat_map(|p| if p.is_dir() { walk(&p) } else { vec![p] }).collect()
+}
+
+#[test]
+fn intervals_of_non_negative_figures_stop_at_zero_everywhere() {
+    let work = disk_tempdir();
+    let exp = write_exp(
+        work.path(),
+        &format!(
+            "name = \"ci\"\nrepeat = 2\n[[target]]\nlabel = \"d\"\ndirectory = \"{}\"\n[[workload]]\nlabel = \"rr\"\nargs = [\"--name=rr\", \"--rw=randread\", \"--bs=4k\", \"--size=1m\"]\n",
+            work.path().display()
+        ),
+    );
+    let out = work.path().join("out");
+    let o = fsbench().args(["experiment", exp.to_str().unwrap(), "--out", out.to_str().unwrap(), "--no-progress"]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // The second repeat took ten times as long: IOPS 1/10 of the first's, and
+    // the t-interval of two such values reaches far below 0.
+    let second = out.join("runs/d__rr__warm__none__r2.json");
+    let mut run: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&second).unwrap()).unwrap();
+    let e = run["result"]["jobs"][0]["elapsed_ns"].as_u64().unwrap();
+    run["result"]["jobs"][0]["elapsed_ns"] = (e * 10).into();
+    std::fs::write(&second, serde_json::to_string(&run).unwrap()).unwrap();
+    let o = fsbench().args(["experiment", exp.to_str().unwrap(), "--resume", out.to_str().unwrap()]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    assert_eq!(header.last(), Some(&"ci95_clamped"), "{csv}");
+    let at = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let row: Vec<&str> = csv.lines().find(|l| l.contains(",rr/read/iops,")).unwrap().split(',').collect();
+    assert_eq!((row[at("ci95_low")], row[at("ci95_clamped")]), ("0", "true"), "{csv}");
+    for l in csv.lines().skip(1) {
+        let f: Vec<&str> = l.split(',').collect();
+        let (min, low): (f64, f64) = (f[at("min")].parse().unwrap(), f[at("ci95_low")].parse().unwrap());
+        assert!(min < 0.0 || low >= 0.0, "a non-negative figure's interval below 0: {l}");
+    }
+    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let iops = &summary["cells"][0]["metrics"]["rr/read/iops"];
+    assert_eq!((iops["ci95_low"].as_f64(), iops["ci95_clamped"].as_bool()), (Some(0.0), Some(true)), "{iops}");
+    // The unsteady repeats: one warning line for the experiment.
+    let report = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(report.lines().filter(|l| l.contains("the repeats disagree")).count(), 1, "{report}");
 }

@@ -192,7 +192,7 @@ fn repeats_and_compare_work_on_filebench_metrics() {
     let o = fsbench().args(["compare", "--output-format", "json", "--metric", "io_summary/ops_s"]).args(&files).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let c: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert!(c.as_array().unwrap().iter().any(|x| x["metric"] == "webproxy/io_summary/ops_s"), "{c}");
+    assert!(c["comparisons"].as_array().unwrap().iter().any(|x| x["metric"] == "webproxy/io_summary/ops_s"), "{c}");
 }
 
 #[test]

@@ -59,7 +59,7 @@ fn a_run_as_markdown_is_a_table_with_a_row_per_operation() {
 fn repeated_runs_and_comparisons_export_their_statistics() {
     let dir = disk_tempdir();
     let csv = stdout(&run_fio(dir.path(), "csv", &["--repeat=2"]));
-    assert!(csv.starts_with("metric,n,mean,sd,cv,min,max,median,ci95_low,ci95_high\n"), "{csv}");
+    assert!(csv.starts_with("metric,n,mean,sd,cv,min,max,median,ci95_low,ci95_high,ci95_clamped\n"), "{csv}");
     let iops: Vec<&str> = csv.lines().find(|l| l.starts_with("x/read/iops,")).unwrap().split(',').collect();
     assert_eq!(iops[1], "2", "two runs summarised");
 
@@ -68,7 +68,7 @@ fn repeated_runs_and_comparisons_export_their_statistics() {
     std::fs::write(&a, stdout(&run_fio(dir.path(), "json", &[]))).unwrap();
     std::fs::write(&b, stdout(&run_fio(dir.path(), "json", &["--thinktime=100"]))).unwrap();
     let md = stdout(&fsbench().args(["compare", "--output-format=markdown"]).arg(&a).arg(&b).output().unwrap());
-    assert!(md.contains("| metric | A mean ± sd (n) | B mean ± sd (n) | Δ% [95% CI] | p |"), "{md}");
+    assert!(md.contains("| metric | A mean ± sd (n) | B mean ± sd (n) | Δ% [95% CI] | p | p (Holm) |"), "{md}");
     assert!(md.lines().any(|l| l.starts_with("| x/read/iops |")), "{md}");
     let csv = stdout(&fsbench().args(["compare", "--output-format=csv"]).arg(&a).arg(&b).output().unwrap());
     let row: Vec<&str> = csv.lines().find(|l| l.starts_with("x/read/iops,")).unwrap().split(',').collect();
@@ -115,7 +115,7 @@ fn compare_reads_results_of_the_previous_schema() {
     std::fs::write(&b, stdout(&run_fio(dir.path(), "json", &[]))).unwrap();
     let out: Value =
         serde_json::from_str(&stdout(&fsbench().args(["compare", "--output-format=json"]).arg(&a).arg(&b).output().unwrap())).unwrap();
-    let metrics: Vec<&str> = out.as_array().unwrap().iter().map(|c| c["metric"].as_str().unwrap()).collect();
+    let metrics: Vec<&str> = out["comparisons"].as_array().unwrap().iter().map(|c| c["metric"].as_str().unwrap()).collect();
     for m in ["x/read/iops", "x/read/lat_p99_us", "cpu/us_per_op"] {
         assert!(metrics.contains(&m), "{m} compared across versions: {metrics:?}");
     }

@@ -6,15 +6,16 @@
 //! or an experiment's run file), a directory of them (`*.json`, e.g. the
 //! repeats of one setup), or one matrix cell of an experiment written as
 //! `RESULTS_DIR::target__workload__cache__background`. Only
-//! metrics present in every run of both sides are compared.
+//! metrics present in every run of both sides are compared; their p-values
+//! are adjusted (Holm) for the number of tests, and the settings the two
+//! sides ran with are compared too.
 //!
 //! Exit status: 0 when the comparison was made (whatever it found), 2 when
 //! an input cannot be used (the message names the file).
 
 use crate::report::export::{DocKind, Document};
 use crate::result::load::{load_side, Side};
-use crate::stats::compare::{compare_runs, ComparisonDoc, SideInfo};
-use crate::stats::{self};
+use crate::stats::compare::{compare_sides, SideInfo};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -48,46 +49,36 @@ pub fn run(a: CompareArgs) -> i32 {
             return 2;
         }
     };
-    for (label, side) in [("A", &sa), ("B", &sb)] {
+    // Failed runs are not data; interrupted ones cover what ran.
+    let mut early = Vec::new();
+    for (label, side) in [("A", &mut sa), ("B", &mut sb)] {
         for (f, r) in side.files.iter().zip(&side.runs) {
             if r.partial {
-                eprintln!("fsbench compare: warning: {label}: {} was interrupted; its figures cover what ran", f.display());
+                early.push(format!("{label}: {} was interrupted; its figures cover what ran", f.display()));
             }
             if let Some(e) = &r.failed {
-                eprintln!("fsbench compare: warning: {label}: {} FAILED ({e}): left out", f.display());
+                early.push(format!("{label}: {} FAILED ({e}): left out", f.display()));
             }
         }
-        let valid: Vec<_> = side.runs.iter().filter(|r| r.failed.is_none()).cloned().collect();
-        for w in stats::warnings(&stats::summarize_runs(&valid)) {
-            if a.metric.as_deref().is_none_or(|m| w.contains(m)) {
-                eprintln!("fsbench compare: warning: {label}: {w}");
-            }
-        }
-    }
-
-    // Failed runs are not data.
-    for (label, side) in [("A", &mut sa), ("B", &mut sb)] {
         side.runs.retain(|r| r.failed.is_none());
         if side.runs.is_empty() {
+            for w in &early {
+                eprintln!("fsbench compare: warning: {w}");
+            }
             super::fail(format!("fsbench compare: {label} ({}): every run FAILED; nothing to compare", side.path.display()));
             return 2;
         }
     }
-    let comparisons = match compare_runs(&sa.runs, &sb.runs, a.metric.as_deref()) {
-        Ok(c) => c,
+    let info = |s: &Side| SideInfo { path: s.path.display().to_string(), runs: s.runs.len() };
+    let mut doc = match compare_sides((info(&sa), &sa.runs), (info(&sb), &sb.runs), a.metric.as_deref()) {
+        Ok(d) => d,
         Err(e) => {
             super::fail(format!("fsbench compare: {e}"));
             return 2;
         }
     };
-    let info = |s: &Side| SideInfo { path: s.path.display().to_string(), runs: s.runs.len() };
-    let doc = ComparisonDoc { a: info(&sa), b: info(&sb), comparisons };
-    if exporter.name() != "text" {
-        // The table says this itself; other formats have no place for it.
-        for line in doc.no_spread_notice() {
-            eprintln!("fsbench compare: note: {line}");
-        }
-    }
+    // emit_doc shows them on stderr in every format; JSON has them in `warnings` too.
+    doc.warnings.splice(0..0, early);
     match super::emit_doc(exporter, &Document::Comparison(&doc), &None) {
         Ok(()) => 0,
         Err(code) => code,

@@ -1,4 +1,4 @@
-//! `fsbench experiment FILE`: run a matrix and write runs, summaries and charts.
+//! `fsbench experiment FILE`: run a matrix and write runs, report.md (also shown), summaries and charts.
 //!
 //! The steps, each before the next: load the experiment (from FILE, or with
 //! `--resume` from what its directory recorded), check every target and
@@ -119,6 +119,7 @@ pub fn run_cmd(a: ExperimentArgs) -> i32 {
         }
     };
     let mut summary = summarize_experiment(&exp.name, &runs, plan.runs.len());
+    summary.order_levels(crate::stats::factors::Levels::of(&exp));
     summary.warnings.extend(alloc_warnings);
     if let Err(e) = write_all(&out, &summary, &runs) {
         eprintln!("fsbench: error: {e}");

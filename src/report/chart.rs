@@ -3,14 +3,67 @@
 //! intervals, and latency against percentile.
 //!
 //! Every piece of text passes through `escape`, so names from job files
-//! cannot break the markup. Colours come from a fixed palette (Okabe–Ito,
-//! readable with the common colour-vision deficiencies), one per series in
-//! order of first appearance; the palette repeats after eight series.
+//! cannot break the markup. Each series gets a style in order of first
+//! appearance: one of ten colours (Okabe–Ito's seven, readable with the
+//! common colour-vision deficiencies, then wine, brown and dark grey), and
+//! past ten series the colours come again with white hatching over the bars
+//! (diagonal, cross, dots) or dashes along the lines, so forty series stay
+//! apart before any style repeats.
 
 use std::fmt::Write;
 
 /// Series colours, in order.
-pub const PALETTE: [&str; 8] = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"];
+pub const PALETTE: [&str; 10] =
+    ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#882255", "#9C755F", "#555555"];
+
+/// What tells series apart once the colours are used up: a hatching over
+/// the bars (the id of a pattern in `HATCH_DEFS`) and a dash pattern along
+/// the lines; the first of each is plain.
+const HATCHES: [&str; 4] = ["", "hatch-diagonal", "hatch-cross", "hatch-dots"];
+const DASHES: [&str; 4] = ["", "7 3", "2 3", "9 3 2 3"];
+
+const HATCH_DEFS: &str = "<defs>\
+<pattern id=\"hatch-diagonal\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\">\
+<rect x=\"0\" y=\"0\" width=\"2\" height=\"6\" fill=\"white\"/></pattern>\
+<pattern id=\"hatch-cross\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\">\
+<path d=\"M0 3H6M3 0V6\" stroke=\"white\" stroke-width=\"1.5\"/></pattern>\
+<pattern id=\"hatch-dots\" width=\"5\" height=\"5\" patternUnits=\"userSpaceOnUse\">\
+<rect x=\"1.5\" y=\"1.5\" width=\"2\" height=\"2\" fill=\"white\"/></pattern></defs>\n";
+
+/// The look of the `i`-th series.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Style {
+    colour: &'static str,
+    /// Index into `HATCHES` and `DASHES`.
+    variant: usize,
+}
+
+fn style(i: usize) -> Style {
+    Style { colour: PALETTE[i % PALETTE.len()], variant: (i / PALETTE.len()) % HATCHES.len() }
+}
+
+/// A filled box `[x, y, width, height]` in a series' style: its colour, and
+/// its hatching over it. `attrs` go on the coloured rectangle, `inner`
+/// inside it (a tooltip).
+fn filled_box(svg: &mut String, [x, y, w, h]: [f64; 4], st: Style, attrs: &str, inner: &str) {
+    let _ = write!(svg, "<rect {attrs}x=\"{x:.2}\" y=\"{y:.3}\" width=\"{w:.2}\" height=\"{h:.3}\" fill=\"{}\">{inner}</rect>", st.colour);
+    if st.variant > 0 {
+        let _ = write!(
+            svg,
+            "<rect class=\"hatch\" x=\"{x:.2}\" y=\"{y:.3}\" width=\"{w:.2}\" height=\"{h:.3}\" fill=\"url(#{})\" pointer-events=\"none\"/>",
+            HATCHES[st.variant]
+        );
+    }
+}
+
+/// The dash attribute of a line in a series' style ("" when solid).
+fn dash(st: Style) -> String {
+    if st.variant == 0 {
+        String::new()
+    } else {
+        format!(" stroke-dasharray=\"{}\"", DASHES[st.variant])
+    }
+}
 
 const FONT: &str = "font-family=\"sans-serif\"";
 
@@ -115,9 +168,10 @@ fn series_order<'a>(names: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
     out
 }
 
-/// Legend entries in one row (wrapping) starting at (x, y); returns the y
-/// below the legend.
-fn legend(svg: &mut String, names: &[&str], x0: f64, y0: f64, width: f64) -> f64 {
+/// Legend entries in one row (wrapping) starting at (x, y), each with a
+/// box (bars) or a line (`lines`) in its series' style; returns the y below
+/// the legend.
+fn legend(svg: &mut String, names: &[&str], x0: f64, y0: f64, width: f64, lines: bool) -> f64 {
     let (mut x, mut y) = (x0, y0);
     for (i, name) in names.iter().enumerate() {
         let w = 30.0 + 7.0 * name.chars().count() as f64;
@@ -125,12 +179,22 @@ fn legend(svg: &mut String, names: &[&str], x0: f64, y0: f64, width: f64) -> f64
             x = x0;
             y += 18.0;
         }
+        let st = style(i);
+        svg.push_str("<g class=\"legend\">");
+        if lines {
+            let _ = write!(
+                svg,
+                "<line x1=\"{x:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"{}\" stroke-width=\"2\"{}/>",
+                x + 12.0,
+                st.colour,
+                dash(st)
+            );
+        } else {
+            filled_box(svg, [x, y - 6.0, 12.0, 12.0], st, "", "");
+        }
         let _ = writeln!(
             svg,
-            "<g class=\"legend\"><rect x=\"{x:.1}\" y=\"{:.1}\" width=\"12\" height=\"12\" fill=\"{}\"/>\
-             <text x=\"{:.1}\" y=\"{y:.1}\" {FONT} font-size=\"12\" dominant-baseline=\"middle\">{}</text></g>",
-            y - 6.0,
-            PALETTE[i % PALETTE.len()],
+            "<text x=\"{:.1}\" y=\"{y:.1}\" {FONT} font-size=\"12\" dominant-baseline=\"middle\">{}</text></g>",
             x + 16.0,
             escape(name)
         );
@@ -171,12 +235,15 @@ pub fn bar_chart(title: &str, unit: &str, groups: &[BarGroup]) -> String {
     let mut svg = String::new();
     // Legend height first: it decides where the plot starts.
     let mut legend_svg = String::new();
-    let plot_top = legend(&mut legend_svg, &series, left, 44.0, plot_w) + 8.0;
+    let plot_top = legend(&mut legend_svg, &series, left, 44.0, plot_w, false) + 8.0;
     let plot_h = 240.0;
     let plot_bottom = plot_top + plot_h;
     let label_lines = groups.iter().map(|g| g.label.split(" / ").count()).max().unwrap_or(1) as f64;
     let height = plot_bottom + 34.0 + 15.0 * label_lines;
     open(&mut svg, width, height, title);
+    if series.len() > PALETTE.len() {
+        svg.push_str(HATCH_DEFS);
+    }
     svg.push_str(&legend_svg);
 
     let top_value =
@@ -213,21 +280,20 @@ pub fn bar_chart(title: &str, unit: &str, groups: &[BarGroup]) -> String {
         let x0 = cx - g.bars.len() as f64 * bar_w / 2.0;
         let _ = writeln!(svg, "<g class=\"group\">");
         for (bi, b) in g.bars.iter().enumerate() {
-            let colour = PALETTE[series.iter().position(|s| *s == b.series).unwrap_or(0) % PALETTE.len()];
+            let st = style(series.iter().position(|s| *s == b.series).unwrap_or(0));
             let x = x0 + bi as f64 * bar_w + 2.0;
             let w = bar_w - 4.0;
             let y = y_of(b.mean);
-            let _ = writeln!(
-                svg,
-                "<rect class=\"bar\" x=\"{x:.2}\" y=\"{y:.3}\" width=\"{w:.2}\" height=\"{:.3}\" fill=\"{colour}\">\
-                 <title>{}: {} {} [{}, {}]</title></rect>",
-                plot_bottom - y,
+            let tip = format!(
+                "<title>{}: {} {} [{}, {}]</title>",
                 escape(&format!("{} / {}", g.label, b.series)),
                 short(b.mean),
                 escape(unit),
                 short(b.ci_low),
                 short(b.ci_high)
             );
+            filled_box(&mut svg, [x, y, w, plot_bottom - y], st, "class=\"bar\" ", &tip);
+            svg.push('\n');
             if b.ci_high.is_finite() && b.ci_low.is_finite() && b.ci_high > b.ci_low {
                 let (ylo, yhi) = (y_of(b.ci_low), y_of(b.ci_high));
                 let ex = x + w / 2.0;
@@ -294,7 +360,7 @@ pub fn percentile_chart(title: &str, series: &[(String, Vec<(f64, f64)>)]) -> St
     let plot_w = 480.0;
     let width = left + plot_w + right;
     let mut legend_svg = String::new();
-    let plot_top = legend(&mut legend_svg, &names, left, 44.0, plot_w) + 8.0;
+    let plot_top = legend(&mut legend_svg, &names, left, 44.0, plot_w, true) + 8.0;
     let plot_h = 260.0;
     let plot_bottom = plot_top + plot_h;
     let height = plot_bottom + 52.0;
@@ -368,11 +434,13 @@ pub fn percentile_chart(title: &str, series: &[(String, Vec<(f64, f64)>)]) -> St
         if pts.is_empty() {
             continue;
         }
-        let colour = PALETTE[names.iter().position(|n| n == name).unwrap_or(0) % PALETTE.len()];
+        let st = style(names.iter().position(|n| n == name).unwrap_or(0));
+        let colour = st.colour;
         let points: Vec<String> = pts.iter().map(|(p, us)| format!("{:.2},{:.2}", x_of(*p), y_of(*us))).collect();
         let _ = writeln!(
             svg,
-            "<g class=\"series\"><polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"2\" points=\"{}\"/>",
+            "<g class=\"series\"><polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"2\"{} points=\"{}\"/>",
+            dash(st),
             points.join(" ")
         );
         for (p, us) in pts {
@@ -514,6 +582,33 @@ mod tests {
         assert_ne!(fill(bars[0]), fill(bars[1]));
         assert_eq!(svg.matches("class=\"legend\"").count(), 2);
         assert!(svg.contains(">4k randread</tspan>") && svg.contains(">1m write</tspan>"));
+    }
+
+    #[test]
+    fn many_series_stay_apart() {
+        let names: Vec<String> = (0..25).map(|i| format!("s{i}")).collect();
+        let g = [BarGroup {
+            label: "g".into(),
+            bars: names.iter().map(|n| Bar { series: n.clone(), mean: 1.0, ci_low: 1.0, ci_high: 1.0 }).collect(),
+        }];
+        let svg = bar_chart("many", "u", &g);
+        check_xml(&svg).unwrap_or_else(|e| panic!("{e}\n{svg}"));
+        let styles: Vec<Style> = (0..names.len()).map(style).collect();
+        for (i, a) in styles.iter().enumerate() {
+            assert!(styles[..i].iter().all(|b| b != a), "series {i} looks like an earlier one");
+        }
+        assert_eq!(PALETTE.iter().collect::<std::collections::HashSet<_>>().len(), 10);
+        // Bars 10..20 hatched diagonally, 20.. crossed; defined once.
+        assert_eq!(svg.matches("fill=\"url(#hatch-diagonal)\"").count(), 2 * 10, "bars and their legend boxes");
+        assert_eq!(svg.matches("fill=\"url(#hatch-cross)\"").count(), 2 * 5);
+        assert_eq!(svg.matches("<pattern id=").count(), 3);
+        assert!(!bar_chart("few", "u", &sample()).contains("<defs>"));
+        // Lines past the palette are dashed.
+        let series: Vec<(String, Vec<(f64, f64)>)> = names.iter().map(|n| (n.clone(), vec![(50.0, 1.0), (99.0, 2.0)])).collect();
+        let p = percentile_chart("lat", &series);
+        check_xml(&p).unwrap();
+        assert_eq!(p.matches("<polyline fill=\"none\" stroke=\"#0072B2\" stroke-width=\"2\" points").count(), 1);
+        assert_eq!(p.matches("stroke-dasharray=\"7 3\"").count(), 2 * 10, "line and legend of series 10..20");
     }
 
     #[test]

@@ -1,66 +1,63 @@
 //! `fsbench compare` as a table: per metric, both sides' mean ± sd (n), the
-//! relative difference with its 95% confidence interval, Welch's p and the
-//! verdict.
+//! relative difference with its 95% confidence interval, Welch's p, that p
+//! adjusted for the number of tests (Holm), and the verdict.
 
-use crate::report::format::thousands;
+use crate::report::format::{num, p_value, pct, pct_ci, pm};
 use crate::stats::compare::{Comparison, ComparisonDoc};
 use crate::stats::Summary;
 
-/// A value with precision that suits its size.
-pub fn num(v: f64) -> String {
-    let a = v.abs();
-    if a >= 1000.0 {
-        let s = thousands(a.round() as u64);
-        if v < 0.0 {
-            format!("-{s}")
-        } else {
-            s
-        }
-    } else if a >= 100.0 {
-        format!("{v:.1}")
-    } else if a >= 1.0 {
-        format!("{v:.2}")
-    } else if a == 0.0 {
-        "0".into()
+/// A side's figures: "mean ± sd (n)", or "mean (1)" for a single run.
+pub fn side(s: &Summary) -> String {
+    if s.n < 2 {
+        format!("{} ({})", num(s.mean), s.n)
     } else {
-        format!("{v:.3}")
+        format!("{} ({})", pm(s.mean, s.sd), s.n)
     }
 }
 
-pub fn pct(v: f64) -> String {
-    format!("{:+.1}", v * 100.0)
+/// The relative difference, with its interval when there is one.
+pub fn delta(c: &Comparison) -> String {
+    if c.note.as_deref().is_some_and(|n| n.contains("mean of A is 0")) {
+        "n/a".to_string()
+    } else if c.tested() {
+        pct_ci(c.rel_diff, c.rel_ci_low, c.rel_ci_high)
+    } else {
+        format!("{}%", pct(c.rel_diff))
+    }
 }
 
-pub fn tested(c: &Comparison) -> bool {
-    c.a.n >= 2 && c.b.n >= 2
+/// The p-value and the adjusted one, or dashes when nothing was tested.
+pub fn p_columns(c: &Comparison) -> [String; 2] {
+    if c.tested() {
+        [p_value(c.p_value), p_value(c.p_adjusted)]
+    } else {
+        ["—".into(), "—".into()]
+    }
+}
+
+/// The sentence under every comparison table: what was tested and how.
+pub fn method(tests: usize) -> String {
+    if tests == 0 {
+        return "no test: a side has fewer than two runs".into();
+    }
+    format!(
+        "{tests} test{} (Welch's t); p (Holm) is adjusted for all of them, significant below 0.05; Δ% interval: Fieller's, 95%",
+        if tests == 1 { "" } else { "s" }
+    )
 }
 
 /// The human table.
 pub fn table(doc: &ComparisonDoc) -> String {
     let (sa, sb, cs) = (&doc.a, &doc.b, &doc.comparisons);
     let runs = |n: usize| if n == 1 { "1 run".to_string() } else { format!("{n} runs") };
-    let mut out = format!("A: {} ({})\nB: {} ({})\n\n", sa.path, runs(sa.runs), sb.path, runs(sb.runs));
-    let header = ["metric", "A mean ± sd (n)", "B mean ± sd (n)", "Δ% [95% CI]", "p", ""];
-    let rows: Vec<[String; 6]> = cs
+    let mut out = format!("A: {} ({})\nB: {} ({})\n{}\n\n", sa.path, runs(sa.runs), sb.path, runs(sb.runs), method(doc.tests));
+    let header = ["metric", "A mean ± sd (n)", "B mean ± sd (n)", "Δ% [95% CI]", "p", "p (Holm)", ""];
+    let rows: Vec<[String; 7]> = cs
         .iter()
         .map(|c| {
-            let side = |s: &Summary| format!("{} ± {} ({})", num(s.mean), num(s.sd), s.n);
-            let delta = if c.note.as_deref().is_some_and(|n| n.contains("mean of A is 0")) {
-                "n/a".to_string()
-            } else if tested(c) {
-                format!("{}% [{}, {}]", pct(c.rel_diff), pct(c.rel_ci_low), pct(c.rel_ci_high))
-            } else {
-                format!("{}%", pct(c.rel_diff))
-            };
-            let p = if !tested(c) {
-                "—".to_string()
-            } else if c.p_value < 0.001 {
-                "<0.001".to_string()
-            } else {
-                format!("{:.3}", c.p_value)
-            };
+            let [p, adj] = p_columns(c);
             let verdict = if c.significant { "significant" } else { "—" };
-            [c.metric.clone(), side(&c.a), side(&c.b), delta, p, verdict.to_string()]
+            [c.metric.clone(), side(&c.a), side(&c.b), delta(c), p, adj, verdict.to_string()]
         })
         .collect();
     let mut widths = header.map(|h| h.chars().count());
@@ -89,7 +86,7 @@ pub fn table(doc: &ComparisonDoc) -> String {
         out.push_str(&line(r));
     }
     let notes: Vec<String> =
-        cs.iter().filter(|c| tested(c)).filter_map(|c| c.note.as_ref().map(|n| format!("{}: {n}", c.metric))).collect();
+        cs.iter().filter(|c| c.tested()).filter_map(|c| c.note.as_ref().map(|n| format!("{}: {n}", c.metric))).collect();
     let notice = doc.no_spread_notice();
     if !notes.is_empty() || !notice.is_empty() {
         out.push('\n');
@@ -105,14 +102,11 @@ mod tests {
     use super::*;
     use crate::result::testutil::simple;
     use crate::result::RunResult;
-    use crate::stats::compare::{compare_runs, SideInfo};
+    use crate::stats::compare::{compare_sides, SideInfo};
 
     fn doc(a: &str, ra: &[RunResult], b: &str, rb: &[RunResult], filter: Option<&str>) -> ComparisonDoc {
-        ComparisonDoc {
-            a: SideInfo { path: a.into(), runs: ra.len() },
-            b: SideInfo { path: b.into(), runs: rb.len() },
-            comparisons: compare_runs(ra, rb, filter).unwrap(),
-        }
+        let info = |p: &str, r: &[RunResult]| SideInfo { path: p.into(), runs: r.len() };
+        compare_sides((info(a, ra), ra), (info(b, rb), rb), filter).unwrap()
     }
 
     #[test]
@@ -124,10 +118,10 @@ mod tests {
             &[simple(1500), simple(1490), simple(1510)],
             Some("iops"),
         ));
-        assert!(t.starts_with("A: base (3 runs)\nB: new (3 runs)\n"), "{t}");
+        assert!(t.starts_with("A: base (3 runs)\nB: new (3 runs)\n1 test (Welch's t); p (Holm)"), "{t}");
         let row = t.lines().find(|l| l.starts_with("x/read/iops")).unwrap();
-        assert!(row.contains("1,000 ± 10.00 (3)"), "{row}");
-        assert!(row.contains("1,500 ± 10.00 (3)"), "{row}");
+        assert!(row.contains("1,000 ± 10 (3)"), "{row}");
+        assert!(row.contains("1,500 ± 10 (3)"), "{row}");
         assert!(row.contains("+50.0% ["), "{row}");
         assert!(row.contains("<0.001") && row.ends_with("significant"), "{row}");
         assert!(!t.contains("note:"), "{t}");
@@ -141,17 +135,6 @@ mod tests {
         assert!(t.contains("note: A (one.json) is a single run: the comparison has no spread"), "{t}");
         let row = t.lines().find(|l| l.starts_with("x/read/iops")).unwrap();
         assert!(row.contains("+100.5%") && !row.contains('[') && !row.contains("significant"), "{row}");
-    }
-
-    #[test]
-    fn numbers_are_readable() {
-        assert_eq!(num(152345.4), "152,345");
-        assert_eq!(num(-2500.0), "-2,500");
-        assert_eq!(num(123.45), "123.5");
-        assert_eq!(num(12.345), "12.35");
-        assert_eq!(num(0.01234), "0.012");
-        assert_eq!(num(0.0), "0");
-        assert_eq!(pct(-0.98412), "-98.4");
-        assert_eq!(pct(0.5), "+50.0");
+        assert!(row.contains(" 1,000 (1) ") && t.contains("\nno test: a side has fewer than two runs\n"), "{t}");
     }
 }

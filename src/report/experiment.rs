@@ -1,11 +1,17 @@
-//! What an experiment leaves in its directory besides `runs/`: per-cell
-//! statistics (summary.json, summary.csv), SVG charts and a terminal table.
+//! What an experiment leaves in its directory besides `runs/`: report.md
+//! (what the terminal shows too: the headline metrics per cell, the
+//! comparisons of the factors' levels, the warnings), every metric's
+//! statistics (summary.json, summary.csv) and SVG charts of the headline
+//! metrics.
 
 use super::chart::{bar_chart, percentile_chart, Bar, BarGroup};
-use super::compare::num;
+use super::compare::{delta, p_columns};
+use super::export::markdown::table_padded;
+use super::format::{num, p_value, pm};
 use crate::measure::hist::LatencyHist;
 use crate::result::experiment::ExperimentRun;
-use crate::stats::experiment::ExperimentSummary;
+use crate::stats::experiment::{CellSummary, ExperimentSummary};
+use crate::stats::factors::{level, FactorComparison, Levels, FACTORS};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;
@@ -19,8 +25,9 @@ fn charted<'a>(s: &'a ExperimentSummary, metric: &str) -> Option<&'a str> {
 /// One line of a percentile chart: its name and (percentile, µs) points.
 type PercentileSeries = (String, Vec<(f64, f64)>);
 
-/// Bar charts (groups = target / workload, bars = cache / background, error
-/// bars = 95% CI) and one latency-percentile chart per job/op.
+/// A bar chart per headline metric (groups = target / workload, bars =
+/// cache / background, error bars = 95% CI) unless every bar is 0, and a
+/// latency-percentile chart per job/op whose p99 latency is a headline.
 pub fn charts(s: &ExperimentSummary, runs: &[ExperimentRun]) -> Vec<(String, String)> {
     let mut metrics: Vec<&String> = s.cells.iter().flat_map(|c| c.metrics.keys()).collect();
     metrics.sort();
@@ -39,6 +46,9 @@ pub fn charts(s: &ExperimentSummary, runs: &[ExperimentRun]) -> Vec<(String, Str
                 None => groups.push(BarGroup { label, bars: vec![bar] }),
             }
         }
+        if groups.iter().flat_map(|g| &g.bars).all(|b| b.mean == 0.0 && b.ci_high == 0.0) {
+            continue;
+        }
         out.push((format!("{}.svg", m.replace('/', "_")), bar_chart(&format!("{} ({s_name})", m, s_name = s.experiment), unit, &groups)));
     }
     // Latency percentiles from the histograms merged over the repeats.
@@ -53,7 +63,7 @@ pub fn charts(s: &ExperimentSummary, runs: &[ExperimentRun]) -> Vec<(String, Str
             }
         }
         for (op, h) in merged {
-            if h.count() == 0 {
+            if h.count() == 0 || charted(s, &format!("{op}/lat_p99_us")).is_none() {
                 continue;
             }
             let points = [50.0, 90.0, 99.0, 99.9, 99.99].iter().map(|&p| (p, h.percentile(p) as f64 / 1000.0)).collect();
@@ -69,32 +79,170 @@ pub fn charts(s: &ExperimentSummary, runs: &[ExperimentRun]) -> Vec<(String, Str
     out
 }
 
-/// The table printed at the end: per cell, the headline metrics with their spread.
-pub fn table(s: &ExperimentSummary) -> String {
+/// Which way a metric is better, from its unit: rates up, times down.
+#[derive(Clone, Copy, PartialEq)]
+enum Better {
+    Higher,
+    Lower,
+    Neither,
+}
+
+fn better(unit: &str) -> Better {
+    if unit.ends_with("/s") || unit == "IOPS" {
+        Better::Higher
+    } else if matches!(unit, "ns" | "µs" | "us" | "ms" | "s") {
+        Better::Lower
+    } else {
+        Better::Neither
+    }
+}
+
+/// hyperfine's sentence for one comparison: "`a` ran 1.43 ± 0.08 times
+/// faster than `b`" (the ratio of the means, ± its standard deviation
+/// propagated from the cells'), with Δ%, its interval and the verdict.
+fn sentence(f: &FactorComparison) -> Option<String> {
+    let c = &f.comparison;
+    if c.a.mean == 0.0 || c.b.mean == 0.0 {
+        return None;
+    }
+    let (r, rel_sd) = (c.ratio(), c.ratio_sd() / c.ratio());
+    let (a, b) = (format!("`{}`", f.baseline), format!("`{}`", f.level));
+    let claim = match better(&f.unit) {
+        Better::Neither => format!("{b} had {} times the {} of {a}", pm(r, r * rel_sd), c.metric),
+        way => {
+            let b_better = (r > 1.0) == (way == Better::Higher);
+            let k = if r >= 1.0 { r } else { 1.0 / r };
+            let (fast, slow) = if b_better { (&b, &a) } else { (&a, &b) };
+            format!("{fast} ran {} times faster than {slow}", pm(k, k * rel_sd))
+        }
+    };
+    let verdict = if !c.tested() {
+        "not tested: a side has one run".to_string()
+    } else if c.significant {
+        format!("p (Holm) {}: significant", p_value(c.p_adjusted))
+    } else {
+        format!("p (Holm) {}: not significant", p_value(c.p_adjusted))
+    };
+    Some(format!("{claim} ({} of {b} {}; {verdict})", c.metric, delta(c)))
+}
+
+/// The factors (besides the workload) with two or more levels.
+fn varying(levels: &Levels) -> Vec<&'static str> {
+    FACTORS.into_iter().filter(|f| levels.get(f).len() >= 2).collect()
+}
+
+/// The report of an experiment (report.md, and what the terminal shows):
+/// per workload, its headline metrics for every cell (mean ± sd, CV, n),
+/// then for each factor that varies every level against the first with
+/// Δ%, its 95% interval and the Holm-adjusted p, then the warnings.
+pub fn report(s: &ExperimentSummary) -> String {
+    let f = &s.factors;
+    let levels = if f.levels == Levels::default() { Levels::of_cells(&s.cells) } else { f.levels.clone() };
+    let vary = varying(&levels);
     let mut t = String::new();
-    let _ = writeln!(t, "experiment {}: mean ± sd over n repeats [95% CI]; CV in %", s.experiment);
-    for c in &s.cells {
-        let failed = if c.failed > 0 { format!(", {} FAILED", c.failed) } else { String::new() };
-        let _ = writeln!(t, "{} / {} / {} / {} (n={}{failed})", c.cell.target, c.cell.workload, c.cell.cache, c.cell.background, c.runs);
-        for (m, x) in c.metrics.iter().filter(|(m, _)| c.headline.contains_key(*m)) {
-            if x.n < 2 {
-                let _ = writeln!(t, "  {:<48} {:>12} (n=1: no spread or interval)", m, num(x.mean));
-                continue;
+    let _ = writeln!(t, "# Experiment {}\n", s.experiment);
+    // Older summaries have no planned/done/failed: count the cells' runs.
+    let (done, failed) = s.cells.iter().fold((0, 0), |(d, x), c| (d + c.runs, x + c.failed));
+    let (done, failed, planned) = if s.planned > 0 { (s.done, s.failed, s.planned) } else { (done, failed, done + failed) };
+    let repeats = s.cells.iter().map(|c| c.runs + c.failed).max().unwrap_or(0);
+    let count = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    let missing = planned.saturating_sub(done + failed);
+    let _ = writeln!(
+        t,
+        "{done} of {} in the statistics{}: {} × {} × {} × {} × up to {}.",
+        count(planned, "planned run"),
+        if failed + missing > 0 { format!(" ({failed} FAILED and left out, {missing} not run)") } else { String::new() },
+        count(levels.target.len(), "target"),
+        count(levels.workload.len(), "workload"),
+        count(levels.cache.len(), "cache scenario"),
+        count(levels.background.len(), "background load"),
+        count(repeats, "repeat")
+    );
+    let _ = writeln!(
+        t,
+        "Each cell: mean ± sd over its repeats (sd to two significant figures), CV = sd / mean, n = runs in the statistics. \
+         Each factor that varies: every level against the first in the experiment file (the baseline), the other factors held fixed; \
+         Δ% = level / baseline − 1 with Fieller's 95% interval; p from Welch's t-test, adjusted by Holm's method over all {} \
+         in this report, significant below 0.05; \"ran k ± sd times faster\" is the ratio of the means with the sd propagated from the cells' (as hyperfine prints it). \
+         Every metric of every cell is in summary.csv and summary.json; charts/ has the headline metrics.",
+        count(f.tests, "test")
+    );
+    for w in &levels.workload {
+        let mut cells: Vec<&CellSummary> = s.cells.iter().filter(|c| &c.cell.workload == w).collect();
+        cells.sort_by_key(|c| levels.rank(&c.cell));
+        let _ = writeln!(t, "\n## Workload {w}\n");
+        let mut metrics: Vec<(&str, &str)> = Vec::new();
+        for c in &cells {
+            for m in c.headline_in_order() {
+                if !metrics.contains(&m) {
+                    metrics.push(m);
+                }
             }
-            let _ = writeln!(
-                t,
-                "  {:<48} {:>12} ± {:<10} [{} … {}]  CV {:.1}%",
-                m,
-                num(x.mean),
-                num(x.sd),
-                num(x.ci95_low),
-                num(x.ci95_high),
-                x.cv * 100.0
-            );
+        }
+        // A figure that is 0 everywhere (writes of a job that only reads) gets a line, not a column.
+        let zero = |m: &str| cells.iter().all(|c| c.metrics.get(m).is_none_or(|x| x.mean == 0.0 && x.sd == 0.0));
+        let zeros: Vec<&str> = metrics.iter().map(|(m, _)| *m).filter(|m| zero(m)).collect();
+        metrics.retain(|(m, _)| !zeros.contains(m));
+        let heads: Vec<String> = metrics.iter().map(|(m, u)| format!("{m} ({u})")).collect();
+        let header: Vec<&str> = vary.iter().copied().chain(["n"]).chain(heads.iter().map(String::as_str)).collect();
+        let right: Vec<bool> = header.iter().enumerate().map(|(i, _)| i >= vary.len()).collect();
+        let rows: Vec<Vec<String>> = cells
+            .iter()
+            .map(|c| {
+                let n = if c.failed > 0 { format!("{} ({} FAILED)", c.runs, c.failed) } else { c.runs.to_string() };
+                let figures = metrics.iter().map(|(m, _)| match c.metrics.get(*m) {
+                    None => "–".to_string(),
+                    Some(x) if x.n < 2 => format!("{} (n=1)", num(x.mean)),
+                    Some(x) => format!("{} ({:.1}%)", pm(x.mean, x.sd), x.cv * 100.0),
+                });
+                vary.iter().map(|f| level(&c.cell, f).to_string()).chain([n]).chain(figures).collect()
+            })
+            .collect();
+        let _ = writeln!(t, "mean ± sd (CV) per cell:\n");
+        t += &table_padded(&header, &right, &rows, true);
+        if !zeros.is_empty() {
+            let _ = writeln!(t, "\n0 in every run: {}.", zeros.join(", "));
+        }
+        for factor in &vary {
+            let comps: Vec<&FactorComparison> = f.comparisons.iter().filter(|x| &x.workload == w && x.factor == *factor).collect();
+            let Some(first) = comps.first() else { continue };
+            let others: Vec<&str> = vary.iter().copied().filter(|x| x != factor).collect();
+            let _ = writeln!(t, "\n### {factor}: against {}\n", first.baseline);
+            let header: Vec<&str> = others.iter().copied().chain([*factor, "metric", "Δ% [95% CI]", "p", "p (Holm)", ""]).collect();
+            let right: Vec<bool> = header.iter().enumerate().map(|(i, _)| i > others.len() + 1 && i + 1 < header.len()).collect();
+            let rows: Vec<Vec<String>> = comps
+                .iter()
+                .map(|x| {
+                    let c = &x.comparison;
+                    let [p, adj] = p_columns(c);
+                    let verdict = if c.significant { "significant" } else { "–" };
+                    others
+                        .iter()
+                        .map(|o| level(&x.cell, o).to_string())
+                        .chain([x.level.clone(), c.metric.clone(), delta(c), p, adj, verdict.into()])
+                        .collect()
+                })
+                .collect();
+            t += &table_padded(&header, &right, &rows, true);
+            // One sentence per context and level, on the lead metric.
+            let lead = first.comparison.metric.clone();
+            let _ = writeln!(t);
+            for x in comps.iter().filter(|x| x.comparison.metric == lead) {
+                let Some(line) = sentence(x) else { continue };
+                let context: Vec<String> = others.iter().map(|o| format!("{o} {}", level(&x.cell, o))).collect();
+                if context.is_empty() {
+                    let _ = writeln!(t, "- {line}");
+                } else {
+                    let _ = writeln!(t, "- {}: {line}", context.join(", "));
+                }
+            }
         }
     }
-    for w in &s.warnings {
-        let _ = writeln!(t, "warning: {w}");
+    if !s.warnings.is_empty() {
+        let _ = writeln!(t, "\n## Warnings\n");
+        for w in &s.warnings {
+            let _ = writeln!(t, "- {w}");
+        }
     }
     if let Some(line) = incomplete(s) {
         let _ = writeln!(t, "{line}");
@@ -109,9 +257,10 @@ pub fn incomplete(s: &ExperimentSummary) -> Option<String> {
         .then(|| format!("INCOMPLETE: {} of {} planned runs done, {} failed, {} not run", s.done, s.planned, s.failed, s.not_run()))
 }
 
-/// Write summary.json, summary.csv and charts/ into `out`.
+/// Write report.md, summary.json, summary.csv and charts/ into `out`.
 pub fn write_all(out: &Path, s: &ExperimentSummary, runs: &[ExperimentRun]) -> Result<(), String> {
     let w = |p: &Path, text: &str| std::fs::write(p, text).map_err(|e| format!("cannot write {}: {e}", p.display()));
+    w(&out.join("report.md"), &report(s))?;
     w(&out.join("summary.json"), &serde_json::to_string_pretty(s).map_err(|e| e.to_string())?)?;
     w(&out.join("summary.csv"), &crate::report::export::csv::experiment(s))?;
     let dir = out.join("charts");

@@ -1,6 +1,7 @@
 //! A repeated run (`--repeat`) as a table: per metric, mean ± sd, CV,
 //! range and the 95% confidence interval of the mean.
 
+use crate::report::format::{interval, num, pm};
 use crate::stats::repeated::Repeated;
 use std::fmt::Write;
 
@@ -16,20 +17,18 @@ pub fn table(doc: &Repeated) -> String {
         let s = &m.summary;
         // One run has no spread: say so rather than print [x … x].
         if s.n < 2 {
-            let _ = writeln!(t, "  {:<40} {:>14.2} (one run: no spread or interval)", m.metric, s.mean);
+            let _ = writeln!(t, "  {:<40} {:>14} (one run: no spread or interval)", m.metric, num(s.mean));
             continue;
         }
         let _ = writeln!(
             t,
-            "  {:<40} {:>14.2} ± {:<12.2} CV {:>5.1}%  [{:.2} … {:.2}]  CI95 [{:.2} … {:.2}]",
+            "  {:<40} {:>24}  CV {:>5.1}%  [{} … {}]  CI95 {}",
             m.metric,
-            s.mean,
-            s.sd,
+            pm(s.mean, s.sd),
             s.cv * 100.0,
-            s.min,
-            s.max,
-            s.ci95_low,
-            s.ci95_high
+            num(s.min),
+            num(s.max),
+            interval(s)
         );
     }
     for w in warns {

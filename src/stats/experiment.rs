@@ -1,10 +1,13 @@
 //! An experiment's statistics: per matrix cell, every metric summarised
-//! over the repeats, the attribution figures, and the warnings a reader
-//! needs (unsteady metrics, scenarios that did not take effect, writes that
-//! never reached the device). Written as summary.json.
+//! over the repeats, the attribution figures; the comparisons of the
+//! factors' levels (`factors`); and the warnings a reader needs (unsteady
+//! headline metrics, scenarios that did not take effect, writes that never
+//! reached the device, the runs' own warnings), each said once with the
+//! cells it concerns. Written as summary.json.
 
 use crate::result::experiment::{Cell, ExperimentRun};
-use crate::stats::metrics::{summarize_runs, warnings as cv_warnings};
+use crate::stats::factors::{compare_factors, FactorReport, Levels};
+use crate::stats::metrics::{summarize_runs, CV_WARN};
 use crate::stats::summary::{summarize, Summary};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -32,9 +35,19 @@ pub struct ExperimentSummary {
     pub failed: usize,
     pub cells: Vec<CellSummary>,
     pub warnings: Vec<String>,
+    /// Each factor's levels compared with its first, per workload, on the
+    /// headline metrics. Absent from older files.
+    #[serde(default)]
+    pub factors: FactorReport,
 }
 
 impl ExperimentSummary {
+    /// Compare the factors' levels in the experiment file's order (the
+    /// first level of each is the baseline) instead of sorted order.
+    pub fn order_levels(&mut self, levels: Levels) {
+        self.factors = compare_factors(&self.cells, levels);
+    }
+
     /// Every planned run finished and counts.
     pub fn complete(&self) -> bool {
         self.done >= self.planned
@@ -60,6 +73,54 @@ pub struct CellSummary {
     /// tables and charts show first.
     #[serde(default)]
     pub headline: BTreeMap<String, String>,
+    /// The headline metrics in the order the results declare them (the
+    /// first is the one the tool itself leads with).
+    #[serde(default)]
+    pub headline_order: Vec<String>,
+}
+
+impl CellSummary {
+    /// `(metric, unit)` of the headline metrics, in declared order.
+    pub fn headline_in_order(&self) -> Vec<(&str, &str)> {
+        let declared = self.headline_order.iter().filter_map(|m| self.headline.get_key_value(m));
+        let rest = self.headline.iter().filter(|(m, _)| !self.headline_order.contains(m));
+        declared.chain(rest).map(|(m, u)| (m.as_str(), u.as_str())).collect()
+    }
+}
+
+/// Warnings gathered while summarising, said once each: a message and the
+/// places it concerns (a cell, or a run `CELL rN`), each with an optional
+/// detail (a figure of that place).
+#[derive(Default)]
+struct Warnings(Vec<(String, Places)>);
+
+/// Where a warning applies: `(place, detail)`.
+type Places = Vec<(String, Option<String>)>;
+
+impl Warnings {
+    fn add(&mut self, place: String, message: impl Into<String>, detail: Option<String>) {
+        let message = message.into();
+        match self.0.iter_mut().find(|(m, _)| *m == message) {
+            Some((_, places)) => places.push((place, detail)),
+            None => self.0.push((message, vec![(place, detail)])),
+        }
+    }
+
+    /// "PLACE, PLACE (DETAIL), ..., and N more: MESSAGE".
+    fn lines(self) -> Vec<String> {
+        const NAMED: usize = 6;
+        self.0
+            .into_iter()
+            .map(|(message, places)| {
+                let mut named: Vec<String> =
+                    places.iter().take(NAMED).map(|(p, d)| d.as_ref().map_or_else(|| p.clone(), |d| format!("{p} ({d})"))).collect();
+                if places.len() > NAMED {
+                    named.push(format!("and {} more", places.len() - NAMED));
+                }
+                format!("{}: {message}", named.join(", "))
+            })
+            .collect()
+    }
 }
 
 /// Group runs by cell and summarise every metric over the repeats;
@@ -69,35 +130,19 @@ pub fn summarize_experiment(name: &str, runs: &[ExperimentRun], planned: usize) 
     for r in runs {
         by_cell.entry(r.cell.clone()).or_default().push(r);
     }
-    let mut warnings = Vec::new();
+    let mut warnings = Warnings::default();
+    // Per cell, its headline metrics whose repeats disagree, worst first.
+    let mut unsteady: Vec<(String, Vec<(String, f64)>)> = Vec::new();
     let mut cells = Vec::new();
     for (cell, all) in by_cell {
         // A failed run is kept on disk for inspection but is not data.
         let (rs, failed): (Vec<&ExperimentRun>, Vec<&ExperimentRun>) = all.into_iter().partition(|r| r.result.failed.is_none());
         for r in &failed {
-            warnings.push(format!(
-                "{} r{}: FAILED ({}); left out of every figure",
-                cell.key(),
-                r.repeat,
-                r.result.failed.as_deref().unwrap_or("")
-            ));
+            let why = r.result.failed.clone().unwrap_or_default();
+            warnings.add(format!("{} r{}", cell.key(), r.repeat), "FAILED; left out of every figure", Some(why));
         }
         let results: Vec<_> = rs.iter().map(|r| r.result.clone()).collect();
         let summaries = summarize_runs(&results);
-        // One line per cell: the count of unsteady metrics and the worst one.
-        let unsteady = cv_warnings(&summaries);
-        if !unsteady.is_empty() {
-            let worst = summaries.iter().filter(|m| m.summary.n > 1).max_by(|a, b| a.summary.cv.total_cmp(&b.summary.cv));
-            if let Some(w) = worst {
-                warnings.push(format!(
-                    "{}: CV above 5% for {} metrics (worst: {} at {:.1}%): the repeats disagree; add repeats or control the environment",
-                    cell.key(),
-                    unsteady.len(),
-                    w.metric,
-                    w.summary.cv * 100.0
-                ));
-            }
-        }
         let mut metrics: BTreeMap<_, _> = summaries.into_iter().map(|m| (m.metric, m.summary)).collect();
         let extra = |f: &dyn Fn(&ExperimentRun) -> Option<f64>| -> Option<Summary> {
             let xs: Vec<f64> = rs.iter().filter_map(|r| f(r)).collect();
@@ -121,45 +166,50 @@ pub fn summarize_experiment(name: &str, runs: &[ExperimentRun], planned: usize) 
             metrics.insert("attribution/background_write_MiB".into(), s);
         }
         for r in &rs {
+            let run = || format!("{} r{}", cell.key(), r.repeat);
             if !r.cache.applied {
-                warnings.push(format!(
-                    "{} r{}: cache scenario did not take effect: {}",
-                    cell.key(),
-                    r.repeat,
-                    r.cache.note.clone().unwrap_or_default()
-                ));
+                warnings.add(run(), "cache scenario did not take effect", r.cache.note.clone());
             }
             if let Some(n) = r.cache.note.as_ref().filter(|n| n.contains("dirty pages pending")) {
-                warnings.push(format!("{} r{}: {n}", cell.key(), r.repeat));
+                warnings.add(run(), n.clone(), None);
             }
             if let Some(e) = r.background.as_ref().and_then(|b| b.error.as_ref()) {
-                warnings.push(format!("{} r{}: the background load failed during the run: {e}", cell.key(), r.repeat));
+                warnings.add(run(), "the background load failed during the run", Some(e.clone()));
             }
             if r.result.partial {
-                warnings.push(format!("{} r{}: partial run", cell.key(), r.repeat));
+                warnings.add(run(), "partial run", None);
             }
+        }
+        // What every run said about itself (working sets that fit in RAM, ...): per cell.
+        let mut said: Vec<&String> = rs.iter().flat_map(|r| &r.result.warnings).collect();
+        said.sort();
+        said.dedup();
+        for w in said {
+            warnings.add(cell.key(), w.clone(), None);
         }
         let unwritten = rs.iter().filter(|r| {
             let a = &r.attribution;
             a.device_write_bytes.is_some_and(|d| a.benchmark_storage_write_bytes > 2 * d.max(1 << 20))
         });
         if unwritten.count() > 0 {
-            warnings.push(format!(
-                "{}: most of the benchmark's buffered writes were still in the page cache when the run ended (dirtied far more than reached the device): the result measures memory; run longer, add fsync, or use direct=1",
-                cell.key()
-            ));
+            warnings.add(
+                cell.key(),
+                "most of the benchmark's buffered writes were still in the page cache when the run ended (dirtied far more than reached the device): the result measures memory; run longer, add fsync, or use direct=1",
+                None,
+            );
         }
         if let (Some(dev), Some(bench)) =
             (metrics.get("attribution/device_write_MiB").map(|s| s.mean), metrics.get("attribution/benchmark_write_MiB").map(|s| s.mean))
         {
             if dev > bench * 1.5 + 1.0 {
-                warnings.push(format!(
-                    "{}: the device saw {dev:.1} MiB of writes, the benchmark issued {bench:.1} MiB: other I/O (journal, background load, other processes) reached the device",
-                    cell.key()
-                ));
+                warnings.add(
+                    cell.key(),
+                    "the device saw far more writes than the benchmark issued: other I/O (journal, background load, other processes) reached the device",
+                    Some(format!("{dev:.1} vs {bench:.1} MiB")),
+                );
             }
         }
-        let mut headline: BTreeMap<String, String> = rs
+        let mut declared: Vec<(String, String)> = rs
             .first()
             .map(|r| crate::stats::metrics::headlines(&r.result))
             .unwrap_or_default()
@@ -167,11 +217,38 @@ pub fn summarize_experiment(name: &str, runs: &[ExperimentRun], planned: usize) 
             .filter(|(m, _)| metrics.contains_key(m))
             .collect();
         if metrics.contains_key(SHARE) {
-            headline.insert(SHARE.into(), "%".into());
+            declared.push((SHARE.into(), "%".into()));
         }
-        cells.push(CellSummary { cell, runs: rs.len(), failed: failed.len(), metrics, headline });
+        let headline_order: Vec<String> = declared.iter().map(|(m, _)| m.clone()).collect();
+        let headline: BTreeMap<String, String> = declared.into_iter().collect();
+        // The repeats of a headline metric disagree: one line for the experiment.
+        let mut cvs: Vec<(String, f64)> = headline_order
+            .iter()
+            .filter_map(|m| metrics.get(m).map(|s| (m, s)))
+            .filter(|(_, s)| s.n >= 2 && s.cv > CV_WARN)
+            .map(|(m, s)| (m.clone(), s.cv))
+            .collect();
+        cvs.sort_by(|a, b| b.1.total_cmp(&a.1));
+        if !cvs.is_empty() {
+            unsteady.push((cell.key(), cvs));
+        }
+        cells.push(CellSummary { cell, runs: rs.len(), failed: failed.len(), metrics, headline, headline_order });
     }
-    warnings.dedup();
+    let mut warnings = warnings.lines();
+    // One line for the experiment: the table shows each cell's CV.
+    if let Some((worst_cell, worst)) = unsteady.iter().max_by(|a, b| a.1[0].1.total_cmp(&b.1[0].1)) {
+        let listed: Vec<String> = unsteady.iter().map(|(c, ms)| format!("{c} ({})", ms.len())).collect();
+        warnings.push(format!(
+            "the repeats disagree (CV above {:.0}%) on headline metrics in {} of {} cells: {} (worst: {worst_cell} {} at {:.1}%); add repeats or control the environment",
+            CV_WARN * 100.0,
+            unsteady.len(),
+            cells.len(),
+            listed.join(", "),
+            worst[0].0,
+            worst[0].1 * 100.0
+        ));
+    }
+    let factors = compare_factors(&cells, Levels::of_cells(&cells));
     let failed = runs.iter().filter(|r| r.result.failed.is_some()).count();
     ExperimentSummary {
         schema: SUMMARY_SCHEMA.into(),
@@ -181,5 +258,6 @@ pub fn summarize_experiment(name: &str, runs: &[ExperimentRun], planned: usize) 
         failed,
         cells,
         warnings,
+        factors,
     }
 }

@@ -88,7 +88,7 @@ pub fn metrics(r: &RunResult) -> Vec<(String, f64)> {
 
 /// Each reported unit with the name its metrics go under: its own name, or
 /// `NAME#k` for the k-th unit of that name.
-fn unit_names(r: &RunResult) -> Vec<(String, &JobResult)> {
+pub(crate) fn unit_names(r: &RunResult) -> Vec<(String, &JobResult)> {
     let mut seen: HashMap<&str, usize> = HashMap::new();
     r.jobs
         .iter()
@@ -136,20 +136,39 @@ pub fn summarize_runs(runs: &[RunResult]) -> Vec<MetricSummary> {
     collect(runs).into_iter().map(|(metric, v)| MetricSummary { metric, summary: summarize(&v) }).collect()
 }
 
-/// Complaints about metrics whose runs disagree (CV above 5%).
+/// The complaint about metrics whose runs disagree (CV above 5%), as one
+/// line: empty when every metric is steady or has a single run.
 pub fn warnings(summaries: &[MetricSummary]) -> Vec<String> {
-    summaries
+    let unsteady = summaries.iter().filter(|m| m.summary.n >= 2 && m.summary.cv > CV_WARN).map(|m| (m.metric.clone(), m.summary.cv));
+    cv_warning(&[(String::new(), unsteady.collect())]).into_iter().collect()
+}
+
+/// One line for every unsteady metric of every group (a comparison's
+/// sides, an experiment's cells): `(group label, [(metric, CV)])`; `None`
+/// when there are none. An empty label leaves the group unnamed.
+pub fn cv_warning(groups: &[(String, Vec<(String, f64)>)]) -> Option<String> {
+    let count: usize = groups.iter().map(|(_, ms)| ms.len()).sum();
+    if count == 0 {
+        return None;
+    }
+    let listed: Vec<String> = groups
         .iter()
-        .filter(|m| m.summary.n >= 2 && m.summary.cv > CV_WARN)
-        .map(|m| {
-            format!(
-                "CV of {} is {:.1}% (> {:.0}%): the runs disagree; add repeats or control the environment",
-                m.metric,
-                m.summary.cv * 100.0,
-                CV_WARN * 100.0
-            )
+        .filter(|(_, ms)| !ms.is_empty())
+        .map(|(label, ms)| {
+            let each: Vec<String> = ms.iter().map(|(m, cv)| format!("{m} {:.1}%", cv * 100.0)).collect();
+            if label.is_empty() {
+                each.join(", ")
+            } else {
+                format!("{label}: {}", each.join(", "))
+            }
         })
-        .collect()
+        .collect();
+    Some(format!(
+        "the runs disagree (CV above {:.0}%) for {count} metric{}: {}; add repeats or control the environment",
+        CV_WARN * 100.0,
+        if count == 1 { "" } else { "s" },
+        listed.join("; ")
+    ))
 }
 
 #[cfg(test)]
@@ -223,9 +242,13 @@ mod tests {
         assert_eq!((iops.n, iops.mean, iops.sd), (3, 100.0, 10.0));
 
         let w = warnings(&s);
-        assert!(
-            w.iter().any(|l| l == "CV of x/read/iops is 10.0% (> 5%): the runs disagree; add repeats or control the environment"),
-            "{w:?}"
+        assert_eq!(w.len(), 1, "one line: {w:?}");
+        assert!(w[0].starts_with("the runs disagree (CV above 5%) for "), "{w:?}");
+        assert!(w[0].contains("x/read/iops 10.0%") && w[0].ends_with("; add repeats or control the environment"), "{w:?}");
+        let two = cv_warning(&[("A".into(), vec![("m".into(), 0.1)]), ("B".into(), vec![]), ("C".into(), vec![("n".into(), 0.2)])]);
+        assert_eq!(
+            two.unwrap(),
+            "the runs disagree (CV above 5%) for 2 metrics: A: m 10.0%; C: n 20.0%; add repeats or control the environment"
         );
         assert!(summarize_runs(&[]).is_empty());
     }

@@ -7,7 +7,10 @@
 //! confidence interval of the mean), flags metrics whose repeats disagree
 //! (`warnings`, CV above 5%), and compares two samples (`welch`: relative
 //! difference of the means with its 95% confidence interval, and Welch's
-//! unequal-variance t-test).
+//! unequal-variance t-test), many comparisons at once with their p-values
+//! adjusted (`compare::adjust`, Holm), an experiment's factors level by
+//! level (`factors`), and the settings two sets of runs differ in
+//! (`options`).
 //!
 //! Everything here is finite by construction (no NaN or infinity reaches a
 //! report or JSON); the degenerate cases (one run, no variance, a zero
@@ -15,7 +18,9 @@
 
 pub mod compare;
 pub mod experiment;
+pub mod factors;
 pub mod metrics;
+pub mod options;
 pub mod repeated;
 pub mod summary;
 

@@ -22,7 +22,8 @@ pub struct Summary {
     pub min: f64,
     pub max: f64,
     pub median: f64,
-    /// 95% confidence interval of the mean: mean ± t(0.975, n-1)·sd/√n.
+    /// 95% confidence interval of the mean: mean ± t(0.975, n-1)·sd/√n,
+    /// its lower end cut at 0 when no value is negative (see `ci95_clamped`).
     pub ci95_low: f64,
     pub ci95_high: f64,
     /// True when the interval is an estimate (n ≥ 2); false when there is
@@ -30,6 +31,12 @@ pub struct Summary {
     /// Absent from older files: read as false.
     #[serde(default)]
     pub ci_defined: bool,
+    /// The quantity is never negative (every value ≥ 0) and the interval's
+    /// lower end, mean − t·sd/√n, fell below 0: `ci95_low` is 0 instead.
+    /// Such an interval comes from too few or too scattered repeats; the
+    /// reports mark it rather than print a negative IOPS or latency.
+    #[serde(default)]
+    pub ci95_clamped: bool,
 }
 
 impl Summary {
@@ -101,6 +108,7 @@ pub fn summarize(xs: &[f64]) -> Summary {
             ci95_low: 0.0,
             ci95_high: 0.0,
             ci_defined: false,
+            ci95_clamped: false,
         };
     }
     v.sort_by(f64::total_cmp);
@@ -109,14 +117,18 @@ pub fn summarize(xs: &[f64]) -> Summary {
     let median = if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 };
     let sd = if n >= 2 { (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (nf - 1.0)).sqrt() } else { 0.0 };
     let cv = if mean == 0.0 { 0.0 } else { sd / mean.abs() };
-    let (ci95_low, ci95_high, ci_defined) = match (n >= 2).then(|| t_crit_95(nf - 1.0)).flatten() {
+    let (mut ci95_low, ci95_high, ci_defined) = match (n >= 2).then(|| t_crit_95(nf - 1.0)).flatten() {
         Some(t) => {
             let h = t * sd / nf.sqrt();
             (mean - h, mean + h, true)
         }
         None => (mean, mean, false),
     };
-    Summary { n, mean, sd, cv, min: v[0], max: v[n - 1], median, ci95_low, ci95_high, ci_defined }
+    let ci95_clamped = v[0] >= 0.0 && ci95_low < 0.0;
+    if ci95_clamped {
+        ci95_low = 0.0;
+    }
+    Summary { n, mean, sd, cv, min: v[0], max: v[n - 1], median, ci95_low, ci95_high, ci_defined, ci95_clamped }
 }
 
 #[cfg(test)]
@@ -173,6 +185,18 @@ mod tests {
         assert!(close(s.ci95_high, 6.7875, 1e-4), "{}", s.ci95_high);
         assert!(s.ci_defined);
         assert!(close(s.ci95_half_width(), 1.7875, 1e-4));
+    }
+
+    #[test]
+    fn intervals_of_non_negative_values_stop_at_zero() {
+        // 1 ± 12.706 · 1.414 / √2: the raw lower end is −11.7.
+        let s = summarize(&[0.0, 2.0]);
+        assert_eq!((s.ci95_low, s.ci95_clamped), (0.0, true));
+        assert!(close(s.ci95_high, 1.0 + 12.7062, 1e-3), "{}", s.ci95_high);
+        // Signed values keep the raw interval.
+        let s = summarize(&[-1.0, 2.0]);
+        assert!(s.ci95_low < -1.0 && !s.ci95_clamped, "{s:?}");
+        assert!(!summarize(&[10.0, 11.0, 12.0]).ci95_clamped);
     }
 
     #[test]

@@ -46,10 +46,13 @@ pub fn field(s: &str) -> String {
     }
 }
 
-const STATS: &str = "n,mean,sd,cv,min,max,median,ci95_low,ci95_high";
+/// The statistics of a metric. `ci95_clamped` is true where the interval's
+/// lower end was cut at 0 (a quantity that is never negative), as the
+/// tables mark it.
+const STATS: &str = "n,mean,sd,cv,min,max,median,ci95_low,ci95_high,ci95_clamped";
 
 fn stats(x: &Summary) -> String {
-    format!("{},{},{},{},{},{},{},{},{}", x.n, x.mean, x.sd, x.cv, x.min, x.max, x.median, x.ci95_low, x.ci95_high)
+    format!("{},{},{},{},{},{},{},{},{},{}", x.n, x.mean, x.sd, x.cv, x.min, x.max, x.median, x.ci95_low, x.ci95_high, x.ci95_clamped)
 }
 
 fn repeated(r: &Repeated) -> String {
@@ -61,12 +64,13 @@ fn repeated(r: &Repeated) -> String {
 }
 
 fn comparison(c: &ComparisonDoc) -> String {
-    let mut out =
-        String::from("metric,a_n,a_mean,a_sd,b_n,b_mean,b_sd,diff,rel_diff,rel_ci95_low,rel_ci95_high,welch_t,df,p_value,significant\n");
+    let mut out = String::from(
+        "metric,a_n,a_mean,a_sd,b_n,b_mean,b_sd,diff,rel_diff,rel_ci95_low,rel_ci95_high,welch_t,df,p_value,p_holm,significant\n",
+    );
     for x in &c.comparisons {
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             field(&x.metric),
             x.a.n,
             x.a.mean,
@@ -81,6 +85,7 @@ fn comparison(c: &ComparisonDoc) -> String {
             x.welch_t,
             x.df,
             x.p_value,
+            x.p_adjusted,
             x.significant
         );
     }

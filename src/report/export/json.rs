@@ -1,6 +1,6 @@
-//! fsbench's own JSON: every document as it is, schema-versioned. A
-//! comparison is the array of per-metric comparisons (as before documents
-//! had a common shape), so scripts written for it keep working.
+//! fsbench's own JSON: every document as it is, schema-versioned
+//! (`fsbench-result/2`, `fsbench-repeated/1`, `fsbench-experiment-summary/1`,
+//! `fsbench-comparison/1`).
 
 use super::{DocKind, Document, ExportError, Exporter};
 use serde::Serialize;
@@ -29,7 +29,7 @@ impl Exporter for Json {
             Document::Run(r) => to_json(r),
             Document::Repeated(r) => to_json(r),
             Document::Experiment(s) => to_json(s),
-            Document::Comparison(c) => to_json(&c.comparisons),
+            Document::Comparison(c) => to_json(c),
         }
     }
 }

@@ -2,11 +2,10 @@
 //! with thousands separators and units in the headers.
 
 use super::{DocKind, Document, ExportError, Exporter};
-use crate::report::compare::{num, pct, tested};
-use crate::report::format::{thousands, us};
+use crate::report::compare::{delta, method, p_columns, side};
+use crate::report::format::{interval, num, pm, thousands, us};
 use crate::result::RunResult;
 use crate::stats::compare::ComparisonDoc;
-use crate::stats::experiment::ExperimentSummary;
 use crate::stats::repeated::Repeated;
 
 pub struct Markdown;
@@ -25,7 +24,7 @@ impl Exporter for Markdown {
         Ok(match doc {
             Document::Run(r) => run(r),
             Document::Repeated(r) => repeated(r),
-            Document::Experiment(s) => experiment(s),
+            Document::Experiment(s) => crate::report::experiment::report(s),
             Document::Comparison(c) => comparison(c),
         })
     }
@@ -34,11 +33,55 @@ impl Exporter for Markdown {
 /// A table: a header row, the alignment row (numbers right-aligned) and
 /// the rows, with `|` in cells escaped.
 fn table(header: &[&str], right: &[bool], rows: &[Vec<String>]) -> String {
+    table_padded(header, right, rows, false)
+}
+
+/// A table as `table` makes it; with `pad`, every column is padded to its
+/// widest cell, so it also reads as a table on a terminal.
+pub fn table_padded(header: &[&str], right: &[bool], rows: &[Vec<String>], pad: bool) -> String {
     let cell = |s: &str| s.replace('|', "\\|");
-    let mut out = format!("| {} |\n", header.iter().map(|h| cell(h)).collect::<Vec<_>>().join(" | "));
-    out += &format!("|{}|\n", right.iter().map(|&r| if r { "---:" } else { ":---" }).collect::<Vec<_>>().join("|"));
-    for r in rows {
-        out += &format!("| {} |\n", r.iter().map(|c| cell(c)).collect::<Vec<_>>().join(" | "));
+    let head: Vec<String> = header.iter().map(|h| cell(h)).collect();
+    let body: Vec<Vec<String>> = rows.iter().map(|r| r.iter().map(|c| cell(c)).collect()).collect();
+    let mut widths: Vec<usize> = vec![if pad { 4 } else { 0 }; header.len()];
+    if pad {
+        for r in std::iter::once(&head).chain(&body) {
+            for (w, c) in widths.iter_mut().zip(r) {
+                *w = (*w).max(c.chars().count());
+            }
+        }
+    }
+    let line = |r: &[String]| -> String {
+        let cells: Vec<String> = r
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let fill = " ".repeat(widths.get(i).copied().unwrap_or(0).saturating_sub(c.chars().count()));
+                if right.get(i).copied().unwrap_or(false) {
+                    format!("{fill}{c}")
+                } else {
+                    format!("{c}{fill}")
+                }
+            })
+            .collect();
+        format!("| {} |\n", cells.join(" | "))
+    };
+    // ":---" / "---:", as wide as the column when padded.
+    let rule: Vec<String> = right
+        .iter()
+        .enumerate()
+        .map(|(i, &r)| {
+            let dashes = "-".repeat(widths.get(i).copied().unwrap_or(0).saturating_sub(1).max(3));
+            if r {
+                format!("{dashes}:")
+            } else {
+                format!(":{dashes}")
+            }
+        })
+        .collect();
+    let mut out = line(&head);
+    out += &if pad { format!("| {} |\n", rule.join(" | ")) } else { format!("|{}|\n", rule.join("|")) };
+    for r in &body {
+        out += &line(r);
     }
     out
 }
@@ -95,47 +138,14 @@ fn repeated(r: &Repeated) -> String {
             vec![
                 m.metric.clone(),
                 s.n.to_string(),
-                num(s.mean),
-                num(s.sd),
+                pm(s.mean, s.sd),
                 format!("{:.1}", s.cv * 100.0),
                 format!("{} – {}", num(s.min), num(s.max)),
-                format!("{} – {}", num(s.ci95_low), num(s.ci95_high)),
+                interval(s),
             ]
         })
         .collect();
-    table(&["metric", "n", "mean", "sd", "CV %", "range", "95% CI of the mean"], &[false, true, true, true, true, true, true], &rows)
-}
-
-fn experiment(s: &ExperimentSummary) -> String {
-    let mut rows = Vec::new();
-    for c in &s.cells {
-        for (m, unit) in &c.headline {
-            let Some(x) = c.metrics.get(m) else { continue };
-            rows.push(vec![
-                c.cell.target.clone(),
-                c.cell.workload.clone(),
-                c.cell.cache.clone(),
-                c.cell.background.clone(),
-                m.clone(),
-                unit.clone(),
-                x.n.to_string(),
-                num(x.mean),
-                num(x.sd),
-                format!("{} – {}", num(x.ci95_low), num(x.ci95_high)),
-                format!("{:.1}", x.cv * 100.0),
-            ]);
-        }
-    }
-    let mut out = format!("Experiment **{}**: mean, sd and 95% CI over the repeats of each cell.\n\n", s.experiment);
-    out += &table(
-        &["target", "workload", "cache", "background", "metric", "unit", "n", "mean", "sd", "95% CI", "CV %"],
-        &[false, false, false, false, false, false, true, true, true, true, true],
-        &rows,
-    );
-    if let Some(line) = crate::report::experiment::incomplete(s) {
-        out += &format!("\n**{line}**\n");
-    }
-    out
+    table(&["metric", "n", "mean ± sd", "CV %", "range", "95% CI of the mean"], &[false, true, true, true, true, true], &rows)
 }
 
 fn comparison(c: &ComparisonDoc) -> String {
@@ -143,19 +153,16 @@ fn comparison(c: &ComparisonDoc) -> String {
         .comparisons
         .iter()
         .map(|x| {
-            let side = |s: &crate::stats::Summary| format!("{} ± {} ({})", num(s.mean), num(s.sd), s.n);
-            let delta = if tested(x) {
-                format!("{}% [{}, {}]", pct(x.rel_diff), pct(x.rel_ci_low), pct(x.rel_ci_high))
-            } else {
-                format!("{}%", pct(x.rel_diff))
-            };
-            let p = if tested(x) { format!("{:.3}", x.p_value) } else { "–".into() };
-            vec![x.metric.clone(), side(&x.a), side(&x.b), delta, p, if x.significant { "significant".into() } else { "–".into() }]
+            let [p, adj] = p_columns(x);
+            vec![x.metric.clone(), side(&x.a), side(&x.b), delta(x), p, adj, if x.significant { "significant".into() } else { "–".into() }]
         })
         .collect();
-    let mut out = format!("A: {} ({} runs); B: {} ({} runs)\n\n", c.a.path, c.a.runs, c.b.path, c.b.runs);
-    out +=
-        &table(&["metric", "A mean ± sd (n)", "B mean ± sd (n)", "Δ% [95% CI]", "p", ""], &[false, true, true, true, true, false], &rows);
+    let mut out = format!("A: {} ({} runs); B: {} ({} runs). {}.\n\n", c.a.path, c.a.runs, c.b.path, c.b.runs, method(c.tests));
+    out += &table(
+        &["metric", "A mean ± sd (n)", "B mean ± sd (n)", "Δ% [95% CI]", "p", "p (Holm)", ""],
+        &[false, true, true, true, true, true, false],
+        &rows,
+    );
     out
 }
 

@@ -63,7 +63,7 @@ impl Document<'_> {
             Document::Run(r) => r.warnings.clone(),
             Document::Repeated(d) => d.runs.iter().flat_map(|r| r.warnings.iter().cloned()).chain(d.warnings.iter().cloned()).collect(),
             Document::Experiment(s) => s.warnings.clone(),
-            Document::Comparison(c) => c.no_spread_notice(),
+            Document::Comparison(c) => c.warnings.iter().cloned().chain(c.no_spread_notice()).collect(),
         }
     }
 }

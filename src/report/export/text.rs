@@ -22,7 +22,7 @@ impl Exporter for Text {
         Ok(match doc {
             Document::Run(r) => crate::report::layout::render(r).map_err(ExportError)?,
             Document::Repeated(r) => crate::report::repeated::table(r),
-            Document::Experiment(s) => crate::report::experiment::table(s),
+            Document::Experiment(s) => crate::report::experiment::report(s),
             Document::Comparison(c) => crate::report::compare::table(c),
         })
     }
