@@ -34,8 +34,12 @@ fn expected(form: &str, value: &str, why: &str) -> String {
 /// or a command-line value can be megabytes long (a binary file named by
 /// mistake), and the error must stay one readable line.
 pub fn clip(s: &str) -> String {
-    const MAX: usize = 60;
-    match s.char_indices().nth(MAX) {
+    clip_at(s, 60)
+}
+
+/// `s` cut after `max` characters, saying how long it was.
+pub fn clip_at(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
         Some((i, _)) => format!("{}... ({} bytes)", &s[..i], s.len()),
         None => s.to_string(),
     }

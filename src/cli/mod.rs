@@ -212,15 +212,7 @@ pub(super) static DOC_WRITTEN: AtomicBool = AtomicBool::new(false);
 /// that input quoted by a library (a TOML parser shows the line) cannot
 /// flood the terminal.
 pub fn fail(text: String) {
-    const MAX_LINE: usize = 400;
-    let text: Vec<String> = text
-        .trim_end()
-        .lines()
-        .map(|l| match l.char_indices().nth(MAX_LINE) {
-            Some((i, _)) => format!("{}... ({} more bytes)", &l[..i], l.len() - i),
-            None => l.to_string(),
-        })
-        .collect();
+    let text: Vec<String> = text.trim_end().lines().map(|l| crate::units::clip_at(l, 400)).collect();
     let text = text.join("\n");
     eprintln!("{text}");
     ERRORS.lock().unwrap_or_else(|e| e.into_inner()).push(text);
