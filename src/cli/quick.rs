@@ -100,12 +100,8 @@ pub fn run(a: QuickArgs) -> i32 {
         }
         // A synchronous engine keeps one I/O in flight whatever the depth:
         // its "Q32" rows would be Q1 rows under a false label.
-        Some(e) if !e.caps.is_async || e.caps.diskless || e.caps.mapped => {
-            let good: Vec<&str> = crate::model::engine::ENGINES
-                .iter()
-                .filter(|e| e.caps.is_async && !e.caps.diskless && !e.caps.mapped)
-                .map(|e| e.name)
-                .collect();
+        Some(e) if !e.caps.keeps_a_queue() => {
+            let good: Vec<&str> = crate::model::engine::ENGINES.iter().filter(|e| e.caps.keeps_a_queue()).map(|e| e.name).collect();
             super::fail(format!(
                 "fsbench quick: --qd32-engine {qd_engine} cannot keep 32 I/Os in flight to a disk; the queue-depth tests need one of: {}",
                 good.join(", ")

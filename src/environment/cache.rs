@@ -306,7 +306,7 @@ fn pollution_dir(target: Option<&Path>) -> Result<PathBuf, String> {
             }
         }
         match mount_for_path(&canon) {
-            Some(m) if matches!(m.fs_type.as_str(), "tmpfs" | "ramfs" | "devtmpfs") => {
+            Some(m) if crate::host::mountinfo::lives_in_memory(&m.fs_type) => {
                 tried.push(format!("{} is {}", c.display(), m.fs_type));
             }
             _ => return Ok(canon),

@@ -172,6 +172,11 @@ pub fn mount_for_path_in<'a>(mounts: &'a [MountEntry], path: &Path) -> Option<&'
     best
 }
 
+/// File systems whose files are pages in RAM: no disk is behind them.
+pub fn lives_in_memory(fs_type: &str) -> bool {
+    matches!(fs_type, "tmpfs" | "ramfs" | "devtmpfs" | "hugetlbfs")
+}
+
 /// The mount holding `path` (which need not exist yet).
 pub fn mount_for_path(path: &Path) -> Option<MountEntry> {
     let p = canonical_or_nearest(path);

@@ -25,6 +25,14 @@ pub struct Caps {
     pub mapped: bool,
 }
 
+impl Caps {
+    /// Keeps several I/Os in flight to a real device: what a queue-depth
+    /// test needs.
+    pub fn keeps_a_queue(&self) -> bool {
+        self.is_async && !self.diskless && !self.mapped
+    }
+}
+
 /// An entry of the engine table.
 #[derive(Debug)]
 pub struct EngineInfo {

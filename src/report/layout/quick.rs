@@ -92,14 +92,11 @@ fn what_was_measured(r: &RunResult) -> String {
     } else {
         "O_DIRECT I/O (page cache bypassed)".to_string()
     };
-    if let Some(t) = r.system.targets.first().filter(|t| MEMORY_FILE_SYSTEMS.contains(&t.fs_type.as_str())) {
+    if let Some(t) = r.system.targets.first().filter(|t| crate::host::mountinfo::lives_in_memory(&t.fs_type)) {
         what.push_str(&format!(" on {}, which lives in memory: no disk was measured", t.fs_type));
     }
     what
 }
-
-/// File systems whose files are pages in RAM.
-const MEMORY_FILE_SYSTEMS: &[&str] = &["tmpfs", "ramfs", "devtmpfs", "hugetlbfs"];
 
 fn device_line(r: &RunResult) -> String {
     let mut names: Vec<String> = r.groups.iter().flat_map(|g| g.devices.iter().map(|d| d.name.clone())).collect();
