@@ -78,28 +78,37 @@ impl OptDef {
     }
 }
 
+/// Every option table, one per area of fio's options, so that an area
+/// (engines, verification, logs, ...) keeps its options in its own file.
+pub static TABLES: &[&[OptDef]] = &[OPTIONS];
+
+/// Every option of every table.
+pub fn all() -> impl Iterator<Item = &'static OptDef> {
+    TABLES.iter().flat_map(|t| t.iter())
+}
+
 /// Find an option by name or alias.
 pub fn find(name: &str) -> Option<&'static OptDef> {
-    OPTIONS.iter().find(|o| o.name == name || o.aliases.contains(&name))
+    all().find(|o| o.name == name || o.aliases.contains(&name))
 }
 
 /// The closest known option name, if it is within edit distance 2.
 pub fn suggest(name: &str) -> Option<&'static str> {
-    let all = OPTIONS.iter().flat_map(|o| std::iter::once(&o.name).chain(o.aliases.iter()));
-    nearest(name, all.copied(), 2)
+    let names = all().flat_map(|o| std::iter::once(&o.name).chain(o.aliases.iter()));
+    nearest(name, names.copied(), 2)
 }
 
-const SEC: Duration = Duration::from_secs(1);
-const USEC: Duration = Duration::from_micros(1);
+pub(super) const SEC: Duration = Duration::from_secs(1);
+pub(super) const USEC: Duration = Duration::from_micros(1);
 const RW_FORM: &str = "one of read, write, randread, randwrite, rw, readwrite, randrw";
 
-fn expected(form: &str, v: &str) -> String {
+pub(super) fn expected(form: &str, v: &str) -> String {
     format!("expected {form}, got '{}'", clip(v))
 }
 
 /// Split a `read,write` pair. One value applies to both directions; an
 /// empty side (`,8k`) leaves that direction unchanged.
-fn per_direction<T: Clone>(v: &str, form: &str, mut parse: impl FnMut(&str) -> Result<T, String>) -> Result<[Option<T>; 2], String> {
+pub(super) fn per_direction<T: Clone>(v: &str, form: &str, mut parse: impl FnMut(&str) -> Result<T, String>) -> Result<[Option<T>; 2], String> {
     let parts: Vec<&str> = v.split(',').map(str::trim).collect();
     let mut side = |s: &str| if s.is_empty() { Ok(None) } else { parse(s).map(Some) };
     match parts[..] {
@@ -113,7 +122,7 @@ fn per_direction<T: Clone>(v: &str, form: &str, mut parse: impl FnMut(&str) -> R
 }
 
 /// Store per-direction values, leaving `None` sides as they were.
-fn store<T>(dst: &mut [T; 2], src: [Option<T>; 2]) {
+pub(super) fn store<T>(dst: &mut [T; 2], src: [Option<T>; 2]) {
     for (d, s) in dst.iter_mut().zip(src) {
         if let Some(s) = s {
             *d = s;
@@ -121,7 +130,7 @@ fn store<T>(dst: &mut [T; 2], src: [Option<T>; 2]) {
     }
 }
 
-fn block_size(j: &JobState, v: &str) -> Result<u64, String> {
+pub(super) fn block_size(j: &JobState, v: &str) -> Result<u64, String> {
     match parse_size(v, j.kb_base)? {
         0 => Err(format!("expected a block size > 0 such as 4k, got '{}'", clip(v))),
         b => Ok(b),
@@ -267,9 +276,12 @@ fn set_compress_chunk(j: &mut JobState, v: &str) -> Result<(), String> {
 
 macro_rules! opt {
     ($name:literal, [$($alias:literal),*], $help:literal, $kind:expr) => {
-        OptDef { name: $name, aliases: &[$($alias),*], help: $help, kind: $kind }
+        $crate::frontend::fio::options::OptDef { name: $name, aliases: &[$($alias),*], help: $help, kind: $kind }
     };
 }
+/// For the tables of the other areas (`options_*.rs`).
+#[allow(unused_imports)]
+pub(crate) use opt;
 
 use Kind::{BareValue, Bool, Size, Text, Time, Uint, Value};
 
@@ -362,7 +374,7 @@ mod tests {
 
     #[test]
     fn table_has_unique_names() {
-        let mut all: Vec<&str> = OPTIONS.iter().flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied())).collect();
+        let mut all: Vec<&str> = all().flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied())).collect();
         let n = all.len();
         all.sort_unstable();
         all.dedup();
