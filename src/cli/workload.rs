@@ -79,7 +79,7 @@ pub fn run(f: &dyn Frontend, m: &ArgMatches) -> i32 {
             println!("Usage: fsbench {name} [ARGS...] [fsbench flags]\n\n{}\n\n{}", f.reads(), own.render_long_help());
             return 0;
         }
-        let (mine, rest) = split(&args, &own);
+        let (mine, rest) = split(&f.normalize_args(args), &own);
         match own.try_get_matches_from_mut(mine) {
             Ok(m) => (m, rest),
             Err(e) => {

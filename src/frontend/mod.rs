@@ -105,6 +105,11 @@ pub trait Frontend: Sync {
     fn raw_args(&self) -> bool {
         false
     }
+    /// A `raw_args` family's chance to respell its tool's flags as
+    /// fsbench's before they are parsed (fio's `-output=x`, `--eta=never`).
+    fn normalize_args(&self, raw: Vec<String>) -> Vec<String> {
+        raw
+    }
     /// The command line (its matches, and the unparsed arguments of a
     /// `raw_args` family) as steps to run.
     fn lower_cli(&self, m: &clap::ArgMatches, raw: &[String]) -> Result<Session, FrontendError>;

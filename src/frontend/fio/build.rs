@@ -8,7 +8,7 @@
 use super::expand::{expand, Env};
 use super::ini::Entry;
 use super::options::{self, JobState};
-use super::{FioError, ParseOptions};
+use super::{cmdline, FioError, ParseOptions};
 use crate::model::job::JobSpec;
 use crate::units::clip;
 use std::collections::HashMap;
@@ -42,6 +42,7 @@ impl Loc {
             section: self.section.clone(),
             option: option.map(str::to_string),
             message: message.into(),
+            also: Vec::new(),
         }
     }
 }
@@ -51,17 +52,21 @@ impl Loc {
 pub struct Job {
     pub state: JobState,
     pub set_at: HashMap<&'static str, Loc>,
+    /// The section (or `--name`) that started the job; `name=` may rename
+    /// the job, but `--section` selects by this.
+    pub section: String,
 }
 
 impl Job {
     pub fn new(name: &str) -> Job {
-        Job { state: JobState::new(name), set_at: HashMap::new() }
+        Job { state: JobState::new(name), set_at: HashMap::new(), section: name.to_string() }
     }
 
     /// A new job named `name` starting from these (global) settings.
     fn derive(&self, name: &str) -> Job {
         let mut job = self.clone();
         job.state.spec.name = name.to_string();
+        job.section = name.to_string();
         job
     }
 }
@@ -71,6 +76,9 @@ pub struct Builder<'a> {
     pub opts: &'a ParseOptions,
     pub env: Env<'a>,
     pub warnings: Vec<String>,
+    /// Every problem found so far; the parse goes on past each one so a
+    /// single run reports them all.
+    pub errors: Vec<FioError>,
 }
 
 /// One `key[=value]` occurrence with its locations.
@@ -82,6 +90,13 @@ struct Given<'a> {
 }
 
 impl Builder<'_> {
+    /// Apply one option, noting its error (if any) and going on.
+    fn give(&mut self, job: &mut Job, g: Given) {
+        if let Err(e) = self.apply(job, g) {
+            self.errors.push(e);
+        }
+    }
+
     /// Expand, validate and apply one option to `job`.
     fn apply(&mut self, job: &mut Job, g: Given) -> Result<(), FioError> {
         let Some(def) = options::find(g.key) else {
@@ -105,12 +120,18 @@ impl Builder<'_> {
         Ok(())
     }
 
-    /// An unknown option: an error, or a warning with `ignore_unknown`.
+    /// An option fsbench does not know: an error, or a warning with
+    /// `ignore_unknown`. A real fio option is told apart from a typo.
     fn unknown(&mut self, g: &Given) -> Result<(), FioError> {
-        let mut msg = "unknown option".to_string();
-        if let Some(s) = options::suggest(g.key) {
-            msg.push_str(&format!("; did you mean '{s}'?"));
-        }
+        let msg = if cmdline::is_fio_option(g.key) {
+            "fio option not supported by fsbench (yet); README lists why. Pass --ignore-unknown to run without it (with a warning)"
+                .to_string()
+        } else {
+            match options::suggest(g.key).or_else(|| cmdline::suggest_fio_option(g.key)) {
+                Some(s) => format!("not a fio option; did you mean '{s}'?"),
+                None => "not a fio option".to_string(),
+            }
+        };
         let err = g.key_loc.err(Some(g.key), msg);
         if !self.opts.ignore_unknown {
             return Err(err);
@@ -123,7 +144,7 @@ impl Builder<'_> {
     }
 
     /// The jobs of one job file, from its entries.
-    pub fn file_jobs(&mut self, entries: &[Entry]) -> Result<Vec<Job>, FioError> {
+    pub fn file_jobs(&mut self, entries: &[Entry]) -> Vec<Job> {
         let mut global = Job::new("global");
         let mut jobs: Vec<Job> = Vec::new();
         let mut in_global = true;
@@ -140,36 +161,48 @@ impl Builder<'_> {
                         Loc { source: pos.source.clone(), line: Some(pos.line), col: Some(pos.col), section: Some(section.to_string()) };
                     let given = Given { key, value: value.as_deref(), value_loc: key_loc.at_col(*value_col), key_loc };
                     let job = if in_global { &mut global } else { jobs.last_mut().expect("a job section was seen") };
-                    self.apply(job, given)?;
+                    self.give(job, given);
                 }
             }
         }
-        Ok(jobs)
+        jobs
     }
 
     /// Apply command-line overrides to a job read from a file.
-    pub fn overrides(&mut self, job: &mut Job, args: &[String]) -> Result<(), FioError> {
+    pub fn overrides(&mut self, job: &mut Job, args: &[String]) {
         for a in args {
-            let (key, value) = split_arg(a)?;
+            let (key, value) = match split_arg(a) {
+                Ok(kv) => kv,
+                Err(e) => {
+                    self.errors.push(e);
+                    continue;
+                }
+            };
             // No section: an override applies to every job alike (and its
-            // warning is then given once, not once per job).
+            // warning or error is then given once, not once per job).
             let loc = Loc::command_line(None);
-            self.apply(job, Given { key, value, key_loc: loc.clone(), value_loc: loc })?;
+            self.give(job, Given { key, value, key_loc: loc.clone(), value_loc: loc });
         }
-        Ok(())
     }
 
     /// Jobs described only by arguments: options before the first `--name`
     /// are global, `--name=X` starts job X.
-    pub fn command_line_jobs(&mut self, args: &[String]) -> Result<Vec<Job>, FioError> {
+    pub fn command_line_jobs(&mut self, args: &[String]) -> Vec<Job> {
         let mut global = Job::new("global");
         let mut jobs: Vec<Job> = Vec::new();
         for a in args {
-            let (key, value) = split_arg(a)?;
+            let (key, value) = match split_arg(a) {
+                Ok(kv) => kv,
+                Err(e) => {
+                    self.errors.push(e);
+                    continue;
+                }
+            };
             if key == "name" {
                 let name = value.unwrap_or_default().trim();
                 if name.is_empty() {
-                    return Err(Loc::command_line(None).err(Some("name"), "expected --name=JOBNAME"));
+                    self.errors.push(Loc::command_line(None).err(Some("name"), "expected --name=JOBNAME"));
+                    continue;
                 }
                 jobs.push(global.derive(name));
             }
@@ -178,19 +211,20 @@ impl Builder<'_> {
                 Some(j) => j,
                 None => &mut global,
             };
-            self.apply(job, Given { key, value, key_loc: loc.clone(), value_loc: loc })?;
+            self.give(job, Given { key, value, key_loc: loc.clone(), value_loc: loc });
         }
         if jobs.is_empty() {
-            return Err(Loc::command_line(None).err(None, "no job defined: start one with --name=JOBNAME"));
+            self.errors.push(Loc::command_line(None).err(None, "no job defined: start one with --name=JOBNAME"));
         }
-        Ok(jobs)
+        jobs
     }
 }
 
-/// `--key=value` → (key, Some(value)); `--key` → (key, None).
+/// `--key=value` → (key, Some(value)); `--key` → (key, None). One dash
+/// will do, as in fio (`-rw=read`).
 fn split_arg(a: &str) -> Result<(&str, Option<&str>), FioError> {
     let bad = || Loc::command_line(None).err(None, format!("expected --option=value or --option, got '{}'", clip(a)));
-    let body = a.strip_prefix("--").ok_or_else(bad)?;
+    let body = a.strip_prefix("--").or_else(|| a.strip_prefix('-')).ok_or_else(bad)?;
     let (key, value) = match body.split_once('=') {
         Some((k, v)) => (k, Some(v)),
         None => (body, None),
@@ -253,7 +287,8 @@ mod tests {
         assert_eq!(split_arg("--bs=4k").unwrap(), ("bs", Some("4k")));
         assert_eq!(split_arg("--time_based").unwrap(), ("time_based", None));
         assert_eq!(split_arg("--filename=a=b").unwrap(), ("filename", Some("a=b")));
-        assert!(split_arg("-bs=4k").is_err());
+        assert_eq!(split_arg("-bs=4k").unwrap(), ("bs", Some("4k")));
+        assert!(split_arg("bs=4k").is_err());
         assert!(split_arg("--=4k").is_err());
     }
 }

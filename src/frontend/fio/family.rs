@@ -1,9 +1,9 @@
 //! fio as a workload family: `fsbench fio JOBFILE... --key=value...` and
 //! `[[workload]] fio = "job.fio", args = [...]`.
 
-use super::{parse, ParseOptions};
+use super::{cmdline, ini, parse, FioError, ParseOptions};
 use crate::frontend::experiment::{expand, ExperimentError, WorkloadDef};
-use crate::frontend::{input_error, one_run, Frontend, FrontendError, Session};
+use crate::frontend::{input_error, one_run, print_only, Frontend, FrontendError, Session};
 use crate::model::recipe::{Lowered, Placement, Recipe, RecipeError};
 use crate::model::{Plan, Workload};
 use std::path::PathBuf;
@@ -26,25 +26,59 @@ impl Frontend for Fio {
          with job files, options given on the command line override every job's value)"
     }
     fn command(&self) -> clap::Command {
-        clap::Command::new("fio").about(self.about()).arg(
-            clap::Arg::new("ignore-unknown")
-                .long("ignore-unknown")
-                .action(clap::ArgAction::SetTrue)
-                .help("Warn about unknown fio options instead of stopping"),
-        )
+        use clap::{Arg, ArgAction};
+        let flag = |name: &'static str, help: &'static str| Arg::new(name).long(name).action(ArgAction::SetTrue).help(help);
+        let value = |name: &'static str, help: &'static str| Arg::new(name).long(name).value_name("VALUE").help(help);
+        clap::Command::new("fio")
+            .about(self.about())
+            .arg(flag("ignore-unknown", "Warn about options fsbench does not know instead of stopping"))
+            .arg(value("section", "fio: run only this job section (repeatable)").action(ArgAction::Append))
+            .arg(flag("parse-only", "fio: check the job files and options, run nothing"))
+            .arg(flag("showcmd", "fio: print each job file as one fio command line"))
+            .arg(flag("readonly", "fio: refuse any job that writes"))
+            .arg(flag("warnings-fatal", "fio: a warning stops the run like an error"))
+            .arg(value("max-jobs", "fio: the most clones (sum of numjobs) allowed").value_parser(clap::value_parser!(u32)))
+            .arg(value("eta-newline", "fio: accepted; fsbench's progress line has its own rhythm"))
+            .arg(value("status-interval", "fio: accepted; fsbench reports once, at the end"))
+            .arg(value("alloc-size", "fio: accepted; fsbench has no shared-memory pool to size"))
+            .arg(value("debug", "fio: accepted; fsbench has no debug categories"))
+            .arg(value("terse-version", "fio: terse format version; only 3"))
     }
     fn raw_args(&self) -> bool {
         true
     }
+    fn normalize_args(&self, raw: Vec<String>) -> Vec<String> {
+        cmdline::normalize(raw)
+    }
     fn lower_cli(&self, m: &clap::ArgMatches, raw: &[String]) -> Result<Session, FrontendError> {
-        let (files, args): (Vec<&String>, Vec<&String>) = raw.iter().partition(|a| !a.starts_with('-'));
-        if files.is_empty() && args.is_empty() {
+        let words = cmdline::words(raw).map_err(FrontendError::Usage)?;
+        if words.files.is_empty() && words.args.is_empty() {
             return Err(FrontendError::Usage("no job file and no --name=...; see `fsbench fio --help`".into()));
         }
-        let files: Vec<PathBuf> = files.into_iter().map(PathBuf::from).collect();
-        let args: Vec<String> = args.into_iter().cloned().collect();
-        let opts = ParseOptions { ignore_unknown: m.get_flag("ignore-unknown") };
-        let parsed = parse(&files, &args, &opts).map_err(input_error)?;
+        if let Some(v) = m.get_one::<String>("terse-version").filter(|v| *v != "3") {
+            return Err(FrontendError::Usage(format!("--terse-version={v}: expected 3, the only terse version fsbench writes")));
+        }
+        let opts = ParseOptions {
+            ignore_unknown: m.get_flag("ignore-unknown"),
+            sections: m.get_many::<String>("section").map(|v| v.cloned().collect()).unwrap_or_default(),
+            readonly: m.get_flag("readonly"),
+            warnings_fatal: m.get_flag("warnings-fatal"),
+            max_jobs: m.get_one::<u32>("max-jobs").copied(),
+        };
+        if m.get_flag("showcmd") {
+            return showcmd(&words.files).map_err(input_error);
+        }
+        let mut parsed = parse(&words.files, &words.args, &opts).map_err(input_error)?;
+        for flag in ["eta-newline", "status-interval", "alloc-size", "debug"].iter().filter(|f| m.contains_id(f)) {
+            parsed.warnings.push(format!("fio's --{flag} has no effect in fsbench"));
+        }
+        if m.get_flag("parse-only") {
+            // fio prints nothing when the jobs parse; the warnings still go to stderr.
+            for w in &parsed.warnings {
+                eprintln!("fsbench fio: warning: {w}");
+            }
+            return Ok(print_only(String::new()));
+        }
         Ok(one_run(Lowered { plan: Plan::new(Workload::Jobs(parsed.jobs), LAYOUT), warnings: parsed.warnings }))
     }
     fn workload_keys(&self) -> &'static [&'static str] {
@@ -58,6 +92,26 @@ impl Frontend for Fio {
         }
         Ok(Arc::new(FioRecipe { label: w.label.clone(), file, args }))
     }
+}
+
+/// fio's `--showcmd`: each job file as one `fio --name=... --key=value`
+/// line, sections in order (a global section's options come first, without
+/// a name), values as written.
+fn showcmd(files: &[PathBuf]) -> Result<Session, FioError> {
+    let mut text = String::new();
+    for f in files {
+        text.push_str("fio");
+        for e in ini::read_file(f)? {
+            match e {
+                ini::Entry::Section { name, .. } if name == "global" => {}
+                ini::Entry::Section { name, .. } => text.push_str(&format!(" --name={name}")),
+                ini::Entry::Option { key, value: Some(v), .. } => text.push_str(&format!(" --{key}={v}")),
+                ini::Entry::Option { key, value: None, .. } => text.push_str(&format!(" --{key}")),
+            }
+        }
+        text.push_str(" \n");
+    }
+    Ok(print_only(text))
 }
 
 /// A fio workload of an experiment, `${…}` still unexpanded.

@@ -46,14 +46,7 @@ pub enum Entry {
 /// Read a job file and everything it includes.
 pub fn read_file(path: &Path) -> Result<Vec<Entry>, FioError> {
     let source = path.display().to_string();
-    let bytes = crate::input::read(path, "job file").map_err(|e| FioError {
-        source: source.clone(),
-        line: None,
-        col: None,
-        section: None,
-        option: None,
-        message: format!("cannot read job file: {e}"),
-    })?;
+    let bytes = crate::input::read(path, "job file").map_err(|e| FioError::whole(&source, None, format!("cannot read job file: {e}")))?;
     let mut stack = vec![path.canonicalize().unwrap_or_else(|_| path.to_path_buf())];
     let mut out = Vec::new();
     read_bytes(&source, &bytes, parent_dir(path), &mut stack, &mut out)?;
@@ -93,6 +86,7 @@ impl Ctx<'_> {
             section: current_section(out),
             option: option.map(str::to_string),
             message,
+            also: Vec::new(),
         }
     }
 }

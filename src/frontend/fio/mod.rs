@@ -6,8 +6,14 @@
 //! - `options`: the option table (names, aliases, help, validating setters)
 //! - `build`: entries and arguments → jobs, late checks
 
+// A parse error is built once per problem, on a cold path: its size does
+// not matter, and one type carrying the location keeps the messages uniform.
+#![allow(clippy::result_large_err)]
+
 mod build;
+mod cmdline;
 mod family;
+mod fio_names;
 pub use family::{Fio, LAYOUT};
 mod expand;
 mod ini;
@@ -19,11 +25,19 @@ use crate::model::job::{JobSpec, MAX_CLONES};
 use std::fmt;
 use std::path::PathBuf;
 
-/// How strict the parser is.
+/// How strict the parser is, and fio's flags that act on the parse.
 #[derive(Clone, Debug, Default)]
 pub struct ParseOptions {
     /// Turn unknown options into warnings instead of errors.
     pub ignore_unknown: bool,
+    /// fio's `--section`: run only these job sections (all when empty).
+    pub sections: Vec<String>,
+    /// fio's `--readonly`: refuse any job that writes.
+    pub readonly: bool,
+    /// fio's `--warnings-fatal`: a warning stops the parse like an error.
+    pub warnings_fatal: bool,
+    /// fio's `--max-jobs`: the most clones the jobs may start.
+    pub max_jobs: Option<u32>,
 }
 
 /// The jobs of one invocation, in file order, plus warnings for stderr.
@@ -43,6 +57,33 @@ pub struct FioError {
     pub section: Option<String>,
     pub option: Option<String>,
     pub message: String,
+    /// The other problems found in the same pass, in input order, so one run
+    /// shows them all (fio stops at the first).
+    pub also: Vec<FioError>,
+}
+
+impl FioError {
+    /// An error about a whole input (no line or option).
+    pub(crate) fn whole(source: &str, option: Option<&str>, message: impl Into<String>) -> FioError {
+        FioError {
+            source: source.to_string(),
+            line: None,
+            col: None,
+            section: None,
+            option: option.map(str::to_string),
+            message: message.into(),
+            also: Vec::new(),
+        }
+    }
+
+    /// One error carrying every problem found, or `None` when there was none.
+    fn gather(mut all: Vec<FioError>) -> Option<FioError> {
+        let mut seen = std::collections::HashSet::new();
+        all.retain(|e| seen.insert(e.to_string()));
+        let mut first = all.drain(..1.min(all.len())).next()?;
+        first.also = all;
+        Some(first)
+    }
 }
 
 impl fmt::Display for FioError {
@@ -60,7 +101,11 @@ impl fmt::Display for FioError {
         if let Some(o) = &self.option {
             write!(f, ": option '{o}'")?;
         }
-        write!(f, ": {}", self.message)
+        write!(f, ": {}", self.message)?;
+        for e in &self.also {
+            write!(f, "\n{e}")?;
+        }
+        Ok(())
     }
 }
 
@@ -81,37 +126,73 @@ pub fn parse(files: &[PathBuf], args: &[String], opts: &ParseOptions) -> Result<
 }
 
 /// Everything after reading: entries of each file (or none) plus arguments.
+/// Every problem is collected and reported together.
 fn parse_entries(
     files: Vec<(String, Vec<ini::Entry>)>,
     args: &[String],
     opts: &ParseOptions,
     env: expand::Env,
 ) -> Result<Parsed, FioError> {
-    let mut b = build::Builder { opts, env, warnings: Vec::new() };
-    let jobs = if files.is_empty() { b.command_line_jobs(args)? } else { file_jobs(&mut b, &files, args)? };
-    let jobs = jobs.into_iter().map(build::finish).collect::<Result<Vec<_>, _>>()?;
-    let clones: u64 = jobs.iter().map(|j| u64::from(j.numjobs)).sum();
-    if clones > u64::from(MAX_CLONES) {
-        let source = files.first().map_or_else(|| "command line".to_string(), |(s, _)| s.clone());
-        let message = format!("the jobs start {clones} clones (the sum of numjobs) but at most {MAX_CLONES} can run at once, as in fio");
-        return Err(FioError { source, line: None, col: None, section: None, option: Some("numjobs".into()), message });
+    let source = files.first().map_or_else(|| build::COMMAND_LINE.to_string(), |(s, _)| s.clone());
+    let mut b = build::Builder { opts, env, warnings: Vec::new(), errors: Vec::new() };
+    let jobs = if files.is_empty() { b.command_line_jobs(args) } else { file_jobs(&mut b, &files, args) };
+    let jobs = select_sections(jobs, &opts.sections, &source, &mut b.errors);
+    let mut specs = Vec::new();
+    for job in jobs {
+        match build::finish(job) {
+            Ok(spec) => specs.push(spec),
+            Err(e) => b.errors.push(e),
+        }
     }
-    Ok(Parsed { jobs, warnings: b.warnings })
+    let clones: u64 = specs.iter().map(|j| u64::from(j.numjobs)).sum();
+    let limit = opts.max_jobs.unwrap_or(MAX_CLONES).min(MAX_CLONES);
+    if clones > u64::from(limit) {
+        let why = if opts.max_jobs.is_some_and(|m| m < MAX_CLONES) { "--max-jobs allows" } else { "can run at once, as in fio" };
+        let message = format!("the jobs start {clones} clones (the sum of numjobs) but at most {limit} {why}");
+        b.errors.push(FioError::whole(&source, Some("numjobs"), message));
+    }
+    if opts.readonly {
+        for s in specs.iter().filter(|s| s.modifies_files()) {
+            let message = format!("job '{}' writes ({}) but --readonly forbids writing", s.name, s.rw.fio_name());
+            b.errors.push(FioError::whole(&source, Some("rw"), message));
+        }
+    }
+    if opts.warnings_fatal {
+        for w in b.warnings.drain(..) {
+            b.errors.push(FioError::whole(&source, None, format!("{w} (--warnings-fatal)")));
+        }
+    }
+    match FioError::gather(b.errors) {
+        Some(e) => Err(e),
+        None => Ok(Parsed { jobs: specs, warnings: b.warnings }),
+    }
+}
+
+/// fio's `--section`: keep the named job sections, in file order; a name
+/// that matches no section is an error, as a typo would otherwise run nothing.
+fn select_sections(jobs: Vec<build::Job>, sections: &[String], source: &str, errors: &mut Vec<FioError>) -> Vec<build::Job> {
+    if sections.is_empty() {
+        return jobs;
+    }
+    for s in sections.iter().filter(|s| !jobs.iter().any(|j| &j.section == *s)) {
+        let names: Vec<&str> = jobs.iter().map(|j| j.section.as_str()).collect();
+        errors.push(FioError::whole(source, None, format!("--section={s}: no such job section; the sections are: {}", names.join(", "))));
+    }
+    jobs.into_iter().filter(|j| sections.contains(&j.section)).collect()
 }
 
 /// The jobs of all files, each with the command-line overrides applied.
-fn file_jobs(b: &mut build::Builder, files: &[(String, Vec<ini::Entry>)], args: &[String]) -> Result<Vec<build::Job>, FioError> {
+fn file_jobs(b: &mut build::Builder, files: &[(String, Vec<ini::Entry>)], args: &[String]) -> Vec<build::Job> {
     let mut all = Vec::new();
     for (source, entries) in files {
-        let mut jobs = b.file_jobs(entries)?;
+        let mut jobs = b.file_jobs(entries);
         if jobs.is_empty() {
-            let msg = "no jobs defined: expected a [jobname] section (only [global] was found)";
-            return Err(FioError { source: source.clone(), line: None, col: None, section: None, option: None, message: msg.into() });
+            b.errors.push(FioError::whole(source, None, "no jobs defined: expected a [jobname] section (only [global] was found)"));
         }
         for job in &mut jobs {
-            b.overrides(job, args)?;
+            b.overrides(job, args);
         }
         all.extend(jobs);
     }
-    Ok(all)
+    all
 }

@@ -1,0 +1,279 @@
+//! fio's own example job files (Debian's `fio-examples`), run unchanged by
+//! fio and by fsbench at a small scale, side by side.
+//!
+//! Each file gets the same small-scale edits for both tools, and nothing
+//! else: device names become scratch files, directories the scratch
+//! directory, sizes above 16 MiB become 16 MiB and run times above 2 s
+//! become 2 s (a `[global]` section on top gives size=16m and runtime=2 to
+//! jobs that set neither). A size-based job must do the same work under
+//! both: io_bytes and total_ios per direction within 1%. A job that ran into
+//! its run time (time_based, or cut short by runtime) must simply run.
+//!
+//! A file fio runs here and fsbench does not is an entry of `EXPLAINED`,
+//! with the reason; the test fails when an explained file starts to run (so
+//! the list stays true) and when fewer than `TARGET` of fio's files run.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const EXAMPLES: &str = "/usr/share/doc/fio/examples";
+/// Of the files fio runs here, how many fsbench must run too.
+const TARGET: usize = 40;
+
+/// Files fio runs on this machine that fsbench does not, and why.
+const EXPLAINED: &[(&str, &str)] = &[];
+
+/// Files that need what this machine lacks; neither tool is asked to run them.
+const HARDWARE: &[(&str, &str)] = &[];
+
+/// Longest a scaled file may take (a loaded machine lays out slowly).
+const TIMEOUT_S: u64 = 120;
+const SIZE_CAP: u64 = 16 << 20;
+const RUNTIME_CAP: u64 = 2;
+
+/// Parse a fio size such as `10G`, `512m`, `4k` (1024-based); None for
+/// anything else (percentages, ranges, variables).
+fn size_of(v: &str) -> Option<u64> {
+    let v = v.trim();
+    let digits = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
+    let n: u64 = v[..digits].parse().ok()?;
+    let mult = match v[digits..].to_ascii_lowercase().trim_end_matches(['b', 'i']) {
+        "" => 1,
+        "k" => 1 << 10,
+        "m" => 1 << 20,
+        "g" => 1 << 30,
+        "t" => 1 << 40,
+        _ => return None,
+    };
+    Some(n * mult)
+}
+
+/// Seconds of a fio time such as `900`, `30s`, `2m`, `1h`; None otherwise.
+fn secs_of(v: &str) -> Option<u64> {
+    let v = v.trim();
+    let digits = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
+    let n: u64 = v[..digits].parse().ok()?;
+    match &v[digits..] {
+        "" | "s" => Some(n),
+        "m" => Some(n * 60),
+        "h" => Some(n * 3600),
+        _ => None,
+    }
+}
+
+/// The small-scale edit of one job file, the same for both tools.
+fn scaled(text: &str, scratch: &Path) -> String {
+    let mut out = format!("[global]\nsize={SIZE_CAP}\nruntime={RUNTIME_CAP}\n\n");
+    let mut devices = 0;
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        let Some((key, value)) = trimmed.split_once('=') else {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        };
+        let (key, value) = (key.trim(), value.trim());
+        let edited = match key {
+            "directory" => Some(scratch.display().to_string()),
+            "filename" if value.starts_with("/dev/") && value != "/dev/null" && value != "/dev/zero" => {
+                let names: Vec<String> = value
+                    .split(':')
+                    .map(|_| {
+                        devices += 1;
+                        scratch.join(format!("device{devices}.img")).display().to_string()
+                    })
+                    .collect();
+                Some(names.join(":"))
+            }
+            "size" | "filesize" | "io_size" | "io_limit" => size_of(value).filter(|&b| b > SIZE_CAP).map(|_| "16m".to_string()),
+            "runtime" | "timeout" => secs_of(value).filter(|&s| s > RUNTIME_CAP).map(|_| RUNTIME_CAP.to_string()),
+            "ramp_time" | "startdelay" => secs_of(value).filter(|&s| s > 1).map(|_| "1".to_string()),
+            _ => None,
+        };
+        match edited {
+            Some(v) => out.push_str(&format!("{key}={v}\n")),
+            None => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+/// What one tool did with one file.
+enum Outcome {
+    Ran(Value),
+    Failed(String),
+}
+
+fn run_tool(tool: &str, job: &Path, cwd: &Path) -> Outcome {
+    let mut cmd = if tool == "fio" {
+        let mut c = Command::new("fio");
+        c.arg(job).arg("--output-format=json");
+        c
+    } else {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_fsbench"));
+        c.arg("fio").arg(job).args(["--output-format=fio-json", "--no-progress"]);
+        c
+    };
+    let mut child = match cmd.current_dir(cwd).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn() {
+        Ok(c) => c,
+        Err(e) => return Outcome::Failed(format!("cannot start {tool}: {e}")),
+    };
+    // A job that never ends (a listener with no sender) must not hang the suite.
+    let started = Instant::now();
+    while child.try_wait().ok().flatten().is_none() {
+        if started.elapsed() > Duration::from_secs(TIMEOUT_S) {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Outcome::Failed(format!("still running after {TIMEOUT_S} s; stopped"));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().expect("output");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        let first = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("no message");
+        return Outcome::Failed(format!("exit {}: {}", out.status.code().unwrap_or(-1), first.chars().take(140).collect::<String>()));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    match text.find('{').map(|i| serde_json::from_str::<Value>(&text[i..])) {
+        Some(Ok(v)) => Outcome::Ran(v),
+        _ => Outcome::Failed(format!("no JSON on stdout: {}", text.chars().take(140).collect::<String>())),
+    }
+}
+
+/// Bytes and I/Os per direction, all jobs together.
+fn work(v: &Value) -> [(u64, u64); 3] {
+    let mut w = [(0, 0); 3];
+    for j in v["jobs"].as_array().into_iter().flatten() {
+        for (i, d) in ["read", "write", "trim"].iter().enumerate() {
+            w[i].0 += j[d]["io_bytes"].as_u64().unwrap_or(0);
+            w[i].1 += j[d]["total_ios"].as_u64().unwrap_or(0);
+        }
+    }
+    w
+}
+
+/// Did a job stop on its run time rather than on its size?
+fn ran_into_runtime(fio: &Value) -> bool {
+    fio["jobs"].as_array().into_iter().flatten().any(|j| {
+        let opts = &j["job options"];
+        opts.get("time_based").is_some() || j["job_runtime"].as_u64().unwrap_or(0) + 150 >= RUNTIME_CAP * 1000
+    })
+}
+
+fn within(a: u64, b: u64, pct: f64) -> bool {
+    let (a, b) = (a as f64, b as f64);
+    (a - b).abs() <= b.max(1.0) * pct / 100.0
+}
+
+/// Compare the two runs; None when they agree.
+fn disagreement(fio: &Value, fsb: &Value) -> Option<String> {
+    if ran_into_runtime(fio) {
+        return None;
+    }
+    let (a, b) = (work(fsb), work(fio));
+    let names = ["read", "write", "trim"];
+    let mut diffs = Vec::new();
+    for i in 0..3 {
+        if !within(a[i].0, b[i].0, 1.0) || !within(a[i].1, b[i].1, 1.0) {
+            diffs.push(format!("{}: {} B/{} ios vs fio {} B/{} ios", names[i], a[i].0, a[i].1, b[i].0, b[i].1));
+        }
+    }
+    (!diffs.is_empty()).then(|| diffs.join("; "))
+}
+
+fn short(v: &Value) -> String {
+    let w = work(v);
+    format!("r{}k w{}k", w[0].0 >> 10, w[1].0 >> 10)
+}
+
+#[test]
+fn fio_examples_run_under_fsbench_as_under_fio() {
+    if !have("fio") {
+        skip("fio is not installed (scripts/setup.sh installs it)");
+        return;
+    }
+    if !Path::new(EXAMPLES).is_dir() {
+        skip("fio-examples is not installed (scripts/setup.sh installs it)");
+        return;
+    }
+    let mut files: Vec<PathBuf> =
+        std::fs::read_dir(EXAMPLES).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "fio")).collect();
+    files.sort();
+    let only = std::env::var("FSBENCH_CORPUS_ONLY").ok();
+    let mut table = vec![format!("{:32} | {:24} | {:24} | reason", "file", "fio", "fsbench")];
+    let (mut fio_ran, mut both_ran, mut failures) = (0, 0, Vec::new());
+    for path in &files {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if only.as_deref().is_some_and(|o| !name.contains(o)) {
+            continue;
+        }
+        if let Some((_, why)) = HARDWARE.iter().find(|(f, _)| *f == name) {
+            table.push(format!("{name:32} | {:24} | {:24} | needs {why}", "not run", "not run"));
+            continue;
+        }
+        let text = std::fs::read_to_string(path).unwrap();
+        let run = |tool: &str| {
+            let dir = disk_tempdir();
+            let job = dir.path().join(&name);
+            std::fs::write(&job, scaled(&text, dir.path())).unwrap();
+            run_tool(tool, &job, dir.path())
+        };
+        let fio = run("fio");
+        let Outcome::Ran(fio) = fio else {
+            let Outcome::Failed(why) = fio else { unreachable!() };
+            table.push(format!("{name:32} | {:24} | {:24} | fio: {why}", "fails here", "not compared"));
+            continue;
+        };
+        fio_ran += 1;
+        let explained = EXPLAINED.iter().find(|(f, _)| *f == name).map(|(_, why)| *why);
+        let (cell, reason) = match run("fsbench") {
+            Outcome::Ran(fsb) => match disagreement(&fio, &fsb) {
+                None => {
+                    both_ran += 1;
+                    if explained.is_some() {
+                        failures.push(format!("{name} runs now: remove it from EXPLAINED"));
+                    }
+                    (short(&fsb), String::new())
+                }
+                Some(d) => {
+                    failures.push(format!("{name}: different work: {d}"));
+                    (short(&fsb), format!("DIFFERENT WORK: {d}"))
+                }
+            },
+            Outcome::Failed(why) => match explained {
+                Some(e) => ("not run (explained)".to_string(), e.to_string()),
+                None => {
+                    failures.push(format!("{name}: {why}"));
+                    ("FAILED".to_string(), why)
+                }
+            },
+        };
+        table.push(format!("{name:32} | {:24} | {cell:24} | {reason}", short(&fio)));
+    }
+    println!("{}", table.join("\n"));
+    println!("fio ran {fio_ran} files here; fsbench ran {both_ran} of them with the same work");
+    if only.is_none() && both_ran < TARGET {
+        failures.push(format!("fsbench ran {both_ran} of fio's {fio_ran} files; the target is {TARGET}"));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn scaling_edits_only_what_it_should() {
+    let t = scaled("[j]\nsize=10G\nfilename=/dev/sdb:/dev/sdc\nruntime=900\nbs=4k\nfilename=/dev/null\n", Path::new("/s"));
+    assert!(t.starts_with("[global]\nsize=16777216\nruntime=2\n"), "{t}");
+    assert!(t.contains("\nsize=16m\n") && t.contains("filename=/s/device1.img:/s/device2.img\n"), "{t}");
+    assert!(t.contains("\nruntime=2\n") && t.contains("\nbs=4k\n") && t.contains("filename=/dev/null\n"), "{t}");
+    assert_eq!(size_of("512m"), Some(512 << 20));
+    assert_eq!(size_of("50%"), None);
+    assert_eq!(secs_of("2m"), Some(120));
+}
