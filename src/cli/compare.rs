@@ -32,7 +32,7 @@ pub struct CompareArgs {
     #[arg(long)]
     pub metric: Option<String>,
     /// Output format: a table (text), the comparisons as JSON, CSV or Markdown.
-    #[arg(long, default_value = "text", value_parser = crate::report::export::value_parser())]
+    #[arg(long, default_value = "text", value_parser = crate::report::export::FormatsParser)]
     pub output_format: String,
 }
 
@@ -79,7 +79,7 @@ pub fn run(a: CompareArgs) -> i32 {
     };
     // emit_doc shows them on stderr in every format; JSON has them in `warnings` too.
     doc.warnings.splice(0..0, early);
-    match super::emit_doc(exporter, &Document::Comparison(&doc), &None) {
+    match super::emit_doc(&exporter, &Document::Comparison(&doc), &None) {
         Ok(()) => 0,
         Err(code) => code,
     }

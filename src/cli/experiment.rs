@@ -125,7 +125,7 @@ pub fn run_cmd(a: ExperimentArgs) -> i32 {
         eprintln!("fsbench: error: {e}");
         return 1;
     }
-    if let Err(code) = super::emit_doc(exporter, &Document::Experiment(&summary), &a.common.output) {
+    if let Err(code) = super::emit_doc(&exporter, &Document::Experiment(&summary), &a.common.output) {
         return code;
     }
     let finish = resume::command(&a, &exp.file, &sets, &out);

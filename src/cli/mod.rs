@@ -10,7 +10,7 @@ mod quick;
 mod resume;
 mod workload;
 
-use crate::report::export::{self, DocKind, Document, Exporter};
+use crate::report::export::{self, DocKind, Document, Formats};
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -53,8 +53,9 @@ fn command() -> clap::Command {
 /// Flags shared by the commands that run a workload.
 #[derive(Args, Debug, Clone)]
 pub struct CommonArgs {
-    /// Output format on stdout (or in --output).
-    #[arg(long, default_value = "text", value_parser = export::value_parser())]
+    /// Output format on stdout (or in --output); several separated by
+    /// commas (normal,json) write the report in each, text last.
+    #[arg(long, default_value = "text", value_parser = export::FormatsParser)]
     pub output_format: String,
     /// Write the report to this file instead of stdout.
     #[arg(long)]
@@ -265,11 +266,11 @@ pub fn emit(text: &str, output: &Option<PathBuf>) -> Result<(), String> {
     }
 }
 
-/// The exporter for `format` on a command that produces `kind`, checked
-/// before anything runs; the error (exit status 2) names the formats that
-/// can show it.
-pub fn exporter_for(command: &str, format: &str, kind: DocKind) -> Result<&'static dyn Exporter, i32> {
-    export::for_kind(format, kind).map_err(|e| {
+/// The formats of `format` (one, or several separated by commas) on a
+/// command that produces `kind`, checked before anything runs; the error
+/// (exit status 2) names the formats that can show it.
+pub fn exporter_for(command: &str, format: &str, kind: DocKind) -> Result<Formats, i32> {
+    export::formats_for(format, kind).map_err(|e| {
         fail(format!("fsbench {command}: {e}"));
         2
     })
@@ -287,7 +288,7 @@ pub fn check_output(command: &str, output: &Option<PathBuf>) -> Result<(), i32> 
 
 /// Render a document and write it where the user asked, its warnings also
 /// on stderr; 1 on failure.
-pub fn emit_doc(exporter: &dyn Exporter, doc: &Document, output: &Option<PathBuf>) -> Result<(), i32> {
+pub fn emit_doc(exporter: &Formats, doc: &Document, output: &Option<PathBuf>) -> Result<(), i32> {
     events::echo_warnings(&doc.warnings());
     let text = exporter.render(doc).map_err(|e| {
         fail(format!("fsbench: error: {e}"));

@@ -137,7 +137,7 @@ pub fn run(a: QuickArgs) -> i32 {
         }
     };
     drop(tmp);
-    if let Err(code) = super::emit_doc(exporter, &Document::Run(&result), &a.common.output) {
+    if let Err(code) = super::emit_doc(&exporter, &Document::Run(&result), &a.common.output) {
         return code;
     }
     exit_code(&result, opts.stop.load(Ordering::Relaxed))

@@ -11,7 +11,7 @@ use crate::frontend::environment::{parse_background_choice, parse_cache};
 use crate::frontend::{Frontend, Step};
 use crate::model::experiment::BackgroundChoice;
 use crate::model::recipe::{Lowered, Placement, Recipe};
-use crate::report::export::{DocKind, Document, Exporter};
+use crate::report::export::{DocKind, Document, Formats};
 use crate::runner::cell::{run_cell, CellRun, Environment};
 use crate::runner::events::Events;
 use crate::runner::{RunError, RunOptions};
@@ -149,18 +149,18 @@ pub fn run(f: &dyn Frontend, m: &ArgMatches) -> i32 {
                     status = status.max(1);
                 }
             }
-            Ok(Step::Print { text, append_to: None }) if exporter.name() == "text" => print!("{text}"),
+            Ok(Step::Print { text, append_to: None }) if exporter.is_text() => print!("{text}"),
             Ok(Step::Print { text, append_to: None }) => eprint!("{text}"),
             Ok(Step::Run { lowered, append_report_to }) => {
                 let out = append_report_to.map(Output::Append).unwrap_or(Output::Given(common.output.clone()));
-                let code = run_plan(*lowered, &env, &repeat, &opts, exporter, &out);
+                let code = run_plan(*lowered, &env, &repeat, &opts, &exporter, &out);
                 status = status.max(code);
                 if code == 130 {
                     break;
                 }
             }
             Ok(Step::RunInFreshDir { recipe, prefix }) => {
-                let code = run_in_fresh_dir(name, &*recipe, prefix, &env, &repeat, &opts, exporter, &Output::Given(common.output.clone()));
+                let code = run_in_fresh_dir(name, &*recipe, prefix, &env, &repeat, &opts, &exporter, &Output::Given(common.output.clone()));
                 status = status.max(code);
                 if code == 130 {
                     break;
@@ -209,7 +209,7 @@ fn run_in_fresh_dir(
     env: &EnvFlags,
     repeat: &RepeatArgs,
     opts: &RunOptions,
-    exporter: &dyn Exporter,
+    exporter: &Formats,
     out: &Output,
 ) -> i32 {
     let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
@@ -244,7 +244,7 @@ fn run_in_fresh_dir(
 }
 
 /// Run one plan (`--repeat` times) and write its document.
-fn run_plan(lowered: Lowered, env: &EnvFlags, repeat: &RepeatArgs, opts: &RunOptions, exporter: &dyn Exporter, out: &Output) -> i32 {
+fn run_plan(lowered: Lowered, env: &EnvFlags, repeat: &RepeatArgs, opts: &RunOptions, exporter: &Formats, out: &Output) -> i32 {
     for w in &lowered.warnings {
         opts.events.warning(w);
     }
@@ -291,7 +291,7 @@ fn run_plan(lowered: Lowered, env: &EnvFlags, repeat: &RepeatArgs, opts: &RunOpt
     }
 }
 
-fn write(exporter: &dyn Exporter, doc: &Document, out: &Output) -> Result<(), i32> {
+fn write(exporter: &Formats, doc: &Document, out: &Output) -> Result<(), i32> {
     match out {
         Output::Given(o) => emit_doc(exporter, doc, o),
         Output::Append(path) => {

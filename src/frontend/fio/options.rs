@@ -80,7 +80,7 @@ impl OptDef {
 
 /// Every option table, one per area of fio's options, so that an area
 /// (engines, verification, logs, ...) keeps its options in its own file.
-pub static TABLES: &[&[OptDef]] = &[OPTIONS];
+pub static TABLES: &[&[OptDef]] = &[OPTIONS, super::options_log::LOGS];
 
 /// Every option of every table.
 pub fn all() -> impl Iterator<Item = &'static OptDef> {

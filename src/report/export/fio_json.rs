@@ -1,8 +1,10 @@
-//! fio's `--output-format=json` layout (fio 3.33), for the fields fio's
-//! ecosystem reads, so existing post-processing works on fsbench output.
-//! Values come from the same `RunResult` as every other report.
+//! fio's `--output-format=json` and `json+` layouts (fio 3.33), with every
+//! per-job key fio writes, so existing post-processing works on fsbench
+//! output. Values come from the same `RunResult` as every other report;
+//! json+'s latency `bins` are fsbench's histograms regrouped in fio's bins.
 
 use super::{unsupported, DocKind, Document, ExportError, Exporter};
+use crate::measure::fio_bins;
 use crate::measure::hist::LatencyHist;
 use crate::report::format::mean_sd;
 use crate::result::{JobResult, OpStats, RunResult};
@@ -28,8 +30,36 @@ impl Exporter for FioJson {
     }
 }
 
+/// fio's json+: json plus each completion-latency histogram as `bins`.
+pub struct FioJsonPlus;
+
+impl Exporter for FioJsonPlus {
+    fn name(&self) -> &'static str {
+        "fio-json+"
+    }
+    fn aliases(&self) -> &'static [&'static str] {
+        &["json+"]
+    }
+    fn help(&self) -> &'static str {
+        "fio's json+ layout: fio-json plus clat_ns bins (for fio_jsonplus_clat2csv, fio-plot)"
+    }
+    fn kinds(&self) -> &'static [DocKind] {
+        &[DocKind::Run]
+    }
+    fn render(&self, doc: &Document) -> Result<String, ExportError> {
+        match doc {
+            Document::Run(r) => Ok(render_with(r, true)),
+            _ => Err(unsupported(self, doc)),
+        }
+    }
+}
+
 pub fn render(r: &RunResult) -> String {
-    let jobs: Vec<Value> = r.jobs.iter().map(|j| job(r, j)).collect();
+    render_with(r, false)
+}
+
+fn render_with(r: &RunResult, plus: bool) -> String {
+    let jobs: Vec<Value> = r.jobs.iter().map(|j| job(r, j, plus)).collect();
     let mut top = Map::new();
     top.insert("fio version".into(), json!(format!("fsbench-{}", r.fsbench_version)));
     top.insert("timestamp".into(), json!(r.started_unix));
@@ -74,7 +104,7 @@ fn ctime(unix: u64) -> String {
     unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy().trim_end().to_string()
 }
 
-fn job(r: &RunResult, j: &JobResult) -> Value {
+fn job(r: &RunResult, j: &JobResult, plus: bool) -> Value {
     let g = r.groups.iter().find(|g| g.group == j.group);
     let secs = j.elapsed_ns as f64 / 1e9;
     let cpu_pct = |v: f64| if secs > 0.0 { v / secs * 100.0 } else { 0.0 };
@@ -85,9 +115,10 @@ fn job(r: &RunResult, j: &JobResult) -> Value {
         })
         .unwrap_or_default();
     let empty = OpStats::default();
-    let dir = |name: &str| direction(j, j.op(name).unwrap_or(&empty));
+    let dir = |name: &str| direction(j, j.op(name).unwrap_or(&empty), plus);
+    // fio's latency_* maps count every I/O's completion latency.
     let all = j.ops.iter().fold(LatencyHist::new(), |mut h, o| {
-        h.merge(&o.lat);
+        h.merge(o.clat.as_ref().unwrap_or(&o.lat));
         h
     });
     let mut m = Map::new();
@@ -99,7 +130,7 @@ fn job(r: &RunResult, j: &JobResult) -> Value {
     m.insert("job options".into(), json!(j.options));
     m.insert("read".into(), dir("read"));
     m.insert("write".into(), dir("write"));
-    m.insert("trim".into(), direction(j, &empty));
+    m.insert("trim".into(), direction(j, &empty, false));
     let sync = j.op("sync").unwrap_or(&empty);
     m.insert("sync".into(), json!({ "total_ios": sync.ops, "lat_ns": lat_obj(&sync.lat, true) }));
     m.insert("job_runtime".into(), json!(j.elapsed_ns / 1_000_000));
@@ -108,13 +139,55 @@ fn job(r: &RunResult, j: &JobResult) -> Value {
     m.insert("ctx".into(), json!(ctx));
     m.insert("majf".into(), json!(majf));
     m.insert("minf".into(), json!(minf));
-    m.insert("latency_ns".into(), buckets(&all, 1, &[2, 4, 10, 20, 50, 100, 250, 500, 750, 1000]));
-    m.insert("latency_us".into(), buckets(&all, 1000, &[2, 4, 10, 20, 50, 100, 250, 500, 750, 1000]));
-    m.insert("latency_ms".into(), buckets(&all, 1_000_000, &[2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000]));
+    let depth = |key: &str| j.details.as_ref().and_then(|d| d.get(key)).and_then(|v| serde_json::from_value::<Vec<u64>>(v.clone()).ok());
+    let sync_engine = j.ops.iter().all(|o| o.clat.is_none());
+    let level = depth("iodepth_level").unwrap_or_else(|| one_per_call(0, j, sync_engine));
+    let submit = depth("iodepth_submit").unwrap_or_else(|| one_per_call(1, j, sync_engine));
+    let complete = depth("iodepth_complete").unwrap_or_else(|| one_per_call(1, j, sync_engine));
+    m.insert("iodepth_level".into(), percent_map(&["1", "2", "4", "8", "16", "32", ">=64"], &level));
+    m.insert("iodepth_submit".into(), percent_map(&BATCH_KEYS, &submit));
+    m.insert("iodepth_complete".into(), percent_map(&BATCH_KEYS, &complete));
+    let [ns, us, ms] = latency_maps(&all);
+    m.insert("latency_ns".into(), ns);
+    m.insert("latency_us".into(), us);
+    m.insert("latency_ms".into(), ms);
+    let iodepth = j.resolved.get("iodepth").and_then(Value::as_u64).unwrap_or(1);
+    // fsbench has no latency_target mode: fio's values when it is off.
+    m.insert("latency_depth".into(), json!(iodepth));
+    m.insert("latency_target".into(), json!(0));
+    m.insert("latency_percentile".into(), json!(100.0));
+    m.insert("latency_window".into(), json!(0));
     Value::Object(m)
 }
 
-fn direction(j: &JobResult, op: &OpStats) -> Value {
+const BATCH_KEYS: [&str; 7] = ["0", "4", "8", "16", "32", "64", ">=64"];
+
+/// A result without depth counts (written before fsbench kept them): what
+/// a synchronous engine does, one I/O per call; unknown otherwise (zeros).
+fn one_per_call(bucket: usize, j: &JobResult, sync_engine: bool) -> Vec<u64> {
+    let mut v = vec![0; 7];
+    if sync_engine {
+        v[bucket] = j.ops.iter().map(|o| o.ops).sum();
+    }
+    v
+}
+
+/// Counts as fio's percentages (six decimals), keyed as fio keys them.
+fn percent_map(keys: &[&str], counts: &[u64]) -> Value {
+    let total: u64 = counts.iter().sum();
+    let m: Map<String, Value> = keys
+        .iter()
+        .zip(counts.iter().chain(std::iter::repeat(&0)))
+        .map(|(k, &c)| (k.to_string(), json!(if total > 0 { round6(c as f64 * 100.0 / total as f64) } else { 0.0 })))
+        .collect();
+    Value::Object(m)
+}
+
+fn round6(x: f64) -> f64 {
+    (x * 1e6).round() / 1e6
+}
+
+fn direction(j: &JobResult, op: &OpStats, plus: bool) -> Value {
     let runtime_ms = j.elapsed_ns / 1_000_000;
     let bw_bytes = op.bytes_per_sec(j.elapsed_ns);
     let per_s = |m: &std::collections::BTreeMap<String, Vec<u64>>, scale: f64| -> Vec<f64> {
@@ -132,10 +205,15 @@ fn direction(j: &JobResult, op: &OpStats) -> Value {
     let (bw_min, bw_max) = minmax(&bw_samples);
     let (iops_min, iops_max) = minmax(&iops_samples);
     // Synchronous engines time one span per I/O: fio calls it clat and lat.
-    let (slat, clat) = match (&op.slat, &op.clat) {
+    let (slat, mut clat) = match (&op.slat, &op.clat) {
         (Some(s), Some(c)) => (lat_obj(s, false), lat_obj(c, true)),
         _ => (lat_obj(&LatencyHist::new(), false), lat_obj(&op.lat, true)),
     };
+    if plus && op.ops > 0 {
+        if let Value::Object(m) = &mut clat {
+            m.insert("bins".into(), bins(op.clat.as_ref().unwrap_or(&op.lat)));
+        }
+    }
     json!({
         "io_bytes": op.bytes,
         "io_kbytes": op.bytes / 1024,
@@ -178,25 +256,98 @@ fn lat_obj(h: &LatencyHist, with_percentiles: bool) -> Value {
     Value::Object(m)
 }
 
-/// fio's coarse "percentage of I/Os with latency ≤ bound" buckets; the last
-/// ms bucket is ">=2000".
-fn buckets(h: &LatencyHist, unit_ns: u64, bounds: &[u64]) -> Value {
-    let total = h.count().max(1) as f64;
-    let mut m = Map::new();
-    let mut lower = 0u64;
-    let counts: Vec<(u64, u64)> = h.buckets().collect();
-    let in_range = |lo: u64, hi: u64| counts.iter().filter(|(v, _)| *v > lo && *v <= hi).map(|(_, c)| c).sum::<u64>();
-    for (i, &b) in bounds.iter().enumerate() {
-        let is_last_ms = unit_ns == 1_000_000 && i + 1 == bounds.len();
-        let (key, n) = if is_last_ms {
-            (">=2000".to_string(), in_range(lower, u64::MAX))
-        } else {
-            let hi = b * unit_ns;
-            let n = in_range(lower, hi);
-            lower = hi;
-            (b.to_string(), n)
-        };
-        m.insert(key, json!(n as f64 * 100.0 / total));
+/// json+'s `bins`: fio's bin value (ns, as a string) to the number of
+/// I/Os in it, non-empty bins only. fsbench's finer buckets are each put
+/// in the fio bin that holds their value.
+fn bins(h: &LatencyHist) -> Value {
+    let mut counts: std::collections::BTreeMap<usize, u64> = std::collections::BTreeMap::new();
+    for (v, c) in h.buckets() {
+        *counts.entry(fio_bins::index(v)).or_default() += c;
     }
-    Value::Object(m)
+    Value::Object(counts.into_iter().map(|(i, c)| (fio_bins::value(i).to_string(), json!(c))).collect())
+}
+
+/// fio's `latency_ns`, `latency_us` and `latency_ms`: the percentage of all
+/// I/Os whose completion latency falls in each range. The three maps split
+/// one distribution (below 1 µs, below 1 ms, the rest), so together they
+/// add up to 100; a key is the range's upper bound in the map's unit (the
+/// "10" of latency_us holds 4 µs to 10 µs), and ">=2000" of latency_ms
+/// holds 2 s and more.
+fn latency_maps(h: &LatencyHist) -> [Value; 3] {
+    const BOUNDS: [u64; 10] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
+    let total = h.count();
+    let counts: Vec<(u64, u64)> = h.buckets().collect();
+    let pct = |lo: u64, hi: u64| {
+        let n: u64 = counts.iter().filter(|(v, _)| *v >= lo && *v < hi).map(|(_, c)| c).sum();
+        json!(if total > 0 { round6(n as f64 * 100.0 / total as f64) } else { 0.0 })
+    };
+    let map = |unit: u64, extra: &[(&str, u64, u64)]| {
+        let mut m = Map::new();
+        let mut lo = if unit == 1 { 0 } else { unit };
+        for b in BOUNDS {
+            let hi = b * unit;
+            m.insert(b.to_string(), pct(lo, hi));
+            lo = hi;
+        }
+        for (k, lo, hi) in extra {
+            m.insert(k.to_string(), pct(*lo, *hi));
+        }
+        Value::Object(m)
+    };
+    let ms = 1_000_000;
+    [map(1, &[]), map(1000, &[]), map(ms, &[("2000", 1000 * ms, 2000 * ms), (">=2000", 2000 * ms, u64::MAX)])]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latency_maps_split_all_ios_and_have_fios_keys() {
+        let mut h = LatencyHist::new();
+        for _ in 0..90 {
+            h.record(71_000); // 71 µs: latency_us "100"
+        }
+        for _ in 0..9 {
+            h.record(400); // latency_ns "500" (250 to 500 ns)
+        }
+        h.record(2_500_000_000); // 2.5 s: latency_ms ">=2000"
+        let [ns, us, ms] = latency_maps(&h);
+        let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+        let mut want: Vec<&str> = vec!["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000"];
+        want.sort();
+        assert_eq!(keys(&ns), want);
+        assert_eq!(keys(&us), want);
+        want.extend(["2000", ">=2000"]);
+        want.sort();
+        assert_eq!(keys(&ms), want);
+        assert_eq!(us["100"], json!(90.0));
+        assert_eq!(ns["500"], json!(9.0));
+        assert_eq!(ms[">=2000"], json!(1.0));
+        assert_eq!(ms["2"], json!(0.0), "71 µs is not in the 1-2 ms range");
+        let sum: f64 =
+            [ns, us, ms].iter().flat_map(|m| m.as_object().unwrap().values().map(|v| v.as_f64().unwrap()).collect::<Vec<_>>()).sum();
+        assert!((sum - 100.0).abs() < 1e-6, "{sum}");
+    }
+
+    #[test]
+    fn bins_are_fio_bin_values_with_every_io() {
+        let mut h = LatencyHist::new();
+        for v in [100, 100, 10_690, 5_000_000] {
+            h.record(v);
+        }
+        let b = bins(&h);
+        let m = b.as_object().unwrap();
+        assert_eq!(m["100"], json!(2));
+        assert_eq!(m["10688"], json!(1));
+        assert_eq!(m.values().map(|v| v.as_u64().unwrap()).sum::<u64>(), 4);
+    }
+
+    #[test]
+    fn depth_maps_are_percentages_of_their_counts() {
+        let v = percent_map(&BATCH_KEYS, &[0, 3, 1, 0, 0, 0, 0]);
+        assert_eq!(v["4"], json!(75.0));
+        assert_eq!(v["8"], json!(25.0));
+        assert_eq!(v.as_object().unwrap().len(), 7);
+    }
 }

@@ -95,7 +95,8 @@ pub trait Exporter: Sync {
 }
 
 /// Every output format, the default first.
-pub static EXPORTERS: &[&dyn Exporter] = &[&text::Text, &json::Json, &fio_json::FioJson, &csv::Csv, &markdown::Markdown];
+pub static EXPORTERS: &[&dyn Exporter] =
+    &[&text::Text, &json::Json, &fio_json::FioJson, &fio_json::FioJsonPlus, &csv::Csv, &markdown::Markdown];
 
 pub fn find(name: &str) -> Option<&'static dyn Exporter> {
     EXPORTERS.iter().copied().find(|e| e.name() == name || e.aliases().contains(&name))
@@ -115,6 +116,47 @@ pub fn for_kind(name: &str, kind: DocKind) -> Result<&'static dyn Exporter, Stri
     Err(format!("--output-format {name} cannot show {}; formats that can: {}", kind.noun(), can.join(", ")))
 }
 
+/// The formats of one `--output-format` value: one name, or several
+/// separated by commas (`normal,json`, as fio allows). Every document is
+/// written in each of them, text last, as fio writes its normal output
+/// after its JSON.
+pub struct Formats {
+    list: Vec<&'static dyn Exporter>,
+}
+
+impl Formats {
+    /// Human text only: listings may then share stdout with the report.
+    pub fn is_text(&self) -> bool {
+        self.list.iter().all(|e| e.name() == "text")
+    }
+    pub fn names(&self) -> Vec<&'static str> {
+        self.list.iter().map(|e| e.name()).collect()
+    }
+    /// The document in every format, one after the other.
+    pub fn render(&self, doc: &Document) -> Result<String, ExportError> {
+        let mut out = String::new();
+        for e in &self.list {
+            out.push_str(&e.render(doc)?);
+        }
+        Ok(out)
+    }
+}
+
+/// The formats of a (comma-separated) `--output-format` value on a command
+/// that produces `kind`, or why not.
+pub fn formats_for(names: &str, kind: DocKind) -> Result<Formats, String> {
+    let mut list: Vec<&'static dyn Exporter> = Vec::new();
+    for name in names.split(',').map(str::trim) {
+        let e = for_kind(name, kind)?;
+        if !list.iter().any(|x| x.name() == e.name()) {
+            list.push(e);
+        }
+    }
+    // Stable: the machine-readable formats keep their order.
+    list.sort_by_key(|e| e.name() == "text");
+    Ok(Formats { list })
+}
+
 /// Render `doc` in format `name`.
 pub fn render(name: &str, doc: &Document) -> Result<String, ExportError> {
     let e = for_kind(name, doc.kind()).map_err(ExportError)?;
@@ -126,6 +168,26 @@ pub fn value_parser() -> clap::builder::PossibleValuesParser {
     clap::builder::PossibleValuesParser::new(
         EXPORTERS.iter().map(|e| clap::builder::PossibleValue::new(e.name()).aliases(e.aliases()).help(e.help())),
     )
+}
+
+/// `--output-format`'s parser: a format, or several separated by commas,
+/// each checked against the table (its possible values show in --help).
+#[derive(Clone)]
+pub struct FormatsParser;
+
+impl clap::builder::TypedValueParser for FormatsParser {
+    type Value = String;
+    fn parse_ref(&self, cmd: &clap::Command, arg: Option<&clap::Arg>, value: &std::ffi::OsStr) -> Result<String, clap::Error> {
+        let one = value_parser();
+        let text = value.to_string_lossy();
+        for name in text.split(',') {
+            one.parse_ref(cmd, arg, std::ffi::OsStr::new(name.trim()))?;
+        }
+        Ok(text.into_owned())
+    }
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(EXPORTERS.iter().map(|e| clap::builder::PossibleValue::new(e.name()).aliases(e.aliases()).help(e.help()))))
+    }
 }
 
 /// The error every exporter gives for a document outside its `kinds`.
@@ -159,6 +221,20 @@ mod tests {
         assert!(e.contains("cannot show a comparison") && e.contains("text, json, csv, markdown"), "{e}");
         assert!(for_kind("yaml", DocKind::Run).err().unwrap().contains("no such format"));
         assert_eq!(for_kind("normal", DocKind::Run).unwrap().name(), "text");
+    }
+
+    #[test]
+    fn several_formats_render_in_turn_text_last() {
+        let r = simple(1000);
+        let f = formats_for("normal,fio-json, json+ ,fio-json", DocKind::Run).unwrap();
+        assert_eq!(f.names(), ["fio-json", "fio-json+", "text"]);
+        assert!(!f.is_text());
+        let out = f.render(&Document::Run(&r)).unwrap();
+        let text = text::Text.render(&Document::Run(&r)).unwrap();
+        assert!(out.starts_with('{') && out.ends_with(&text), "{out}");
+        assert_eq!(out.matches("\"fio version\"").count(), 2);
+        assert!(formats_for("text,yaml", DocKind::Run).err().unwrap().contains("yaml"));
+        assert!(formats_for("text,fio-json", DocKind::Comparison).err().unwrap().contains("cannot show a comparison"));
     }
 
     #[test]

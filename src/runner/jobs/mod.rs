@@ -2,6 +2,7 @@
 //! worker threads, and the accounting around each group.
 
 pub mod files;
+pub mod logs;
 pub mod offsets;
 pub mod progress;
 pub mod worker;
@@ -163,6 +164,9 @@ fn run_group(
     let mut clones = Vec::new();
     for &j in members {
         let spec = Arc::new(jobs[j].clone());
+        logs::truncate_shared(&spec).map_err(RunError::Workload)?;
+        // fio numbers threads across the whole invocation; log files carry it.
+        let first_thread: u32 = jobs[..j].iter().map(|s| s.numjobs).sum::<u32>() + 1;
         for c in 0..spec.numjobs {
             let prepared = files::prepare(&spec, c, opts.allow_device, ledger)?;
             if spec.invalidate {
@@ -181,6 +185,7 @@ fn run_group(
                 input: WorkerInput {
                     spec: spec.clone(),
                     clone: c,
+                    thread_number: first_thread + c,
                     files: prepared,
                     stop: opts.stop.clone(),
                     progress: Arc::new(ProgressCell::default()),
@@ -250,6 +255,7 @@ fn target_of(path: &Path) -> PathBuf {
 fn collect_results(gid: u32, members: &[usize], jobs: &[JobSpec], outputs: Vec<(usize, WorkerOutput)>) -> Vec<JobResult> {
     let group_reporting = members.iter().any(|&j| jobs[j].group_reporting);
     let mut out: Vec<JobResult> = Vec::new();
+    let mut depths: Vec<worker::Depths> = Vec::new();
     for (job, w) in outputs {
         let spec = &jobs[job];
         let fresh = || JobResult {
@@ -269,6 +275,10 @@ fn collect_results(gid: u32, members: &[usize], jobs: &[JobSpec], outputs: Vec<(
         };
         if !group_reporting || out.is_empty() {
             out.push(fresh());
+            depths.push(worker::Depths::default());
+        }
+        if let Some(d) = depths.last_mut() {
+            d.merge(&w.depths);
         }
         let r = out.last_mut().expect("a result");
         r.threads += 1;
@@ -285,7 +295,9 @@ fn collect_results(gid: u32, members: &[usize], jobs: &[JobSpec], outputs: Vec<(
             }
         }
     }
-    for r in &mut out {
+    for (r, d) in out.iter_mut().zip(&depths) {
+        // fio's queue-depth figures, read by the fio-json exporters.
+        r.details = Some(serde_json::json!({ "iodepth_level": d.level, "iodepth_submit": d.submit, "iodepth_complete": d.complete }));
         r.ops.sort_by_key(|o| worker::OP_NAMES.iter().position(|n| *n == o.name));
         r.headline = r.op_headline();
     }

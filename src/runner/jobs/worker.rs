@@ -3,9 +3,11 @@
 //! The loop is the measurement path. Per I/O it reads the clock twice
 //! (issue, completion), records into thread-local histograms and counters,
 //! and makes the engine's own call(s); no allocation, lock or formatting
-//! (the optional I/O log is the user's explicit exception).
+//! (the optional I/O log is the user's explicit exception; the bw/lat/iops
+//! logs copy a sample into a preallocated chunk, see `logs`).
 
 use super::files::{self, PreparedFile};
+use super::logs::{Recorder, Sample};
 use super::offsets::OffsetGen;
 use crate::ioengine::{self, Completion, EngineBuf, EngineConfig, EngineFile, IoEngine, IoOp, IoUnit, Queued};
 use crate::measure::usage::{CpuUsage, UsageMark};
@@ -38,6 +40,9 @@ pub struct ProgressCell {
 pub struct WorkerInput {
     pub spec: Arc<JobSpec>,
     pub clone: u32,
+    /// This thread's number among all threads of the invocation, from 1
+    /// (fio's, which names its log files).
+    pub thread_number: u32,
     pub files: Vec<PreparedFile>,
     pub stop: Arc<AtomicBool>,
     pub progress: Arc<ProgressCell>,
@@ -53,6 +58,52 @@ pub struct WorkerOutput {
     /// This thread's CPU during its ramp, which the group's CPU leaves out
     /// (CPU per op is over the measured ops only).
     pub ramp_cpu: Option<CpuUsage>,
+    pub depths: Depths,
+}
+
+/// fio's queue-depth distributions (`iodepth_level`, `iodepth_submit`,
+/// `iodepth_complete`) as counts: I/Os by the depth they were issued at
+/// (1, 2, 4, 8, 16, 32, >=64), and submit and reap calls by how many I/Os
+/// they carried (0, 1-4, 5-8, 9-16, 17-32, 33-64, >64).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Depths {
+    pub level: [u64; 7],
+    pub submit: [u64; 7],
+    pub complete: [u64; 7],
+}
+
+impl Depths {
+    #[inline]
+    fn level_bucket(depth: usize) -> usize {
+        match depth {
+            0..=1 => 0,
+            2..=3 => 1,
+            4..=7 => 2,
+            8..=15 => 3,
+            16..=31 => 4,
+            32..=63 => 5,
+            _ => 6,
+        }
+    }
+    #[inline]
+    fn batch_bucket(n: usize) -> usize {
+        match n {
+            0 => 0,
+            1..=4 => 1,
+            5..=8 => 2,
+            9..=16 => 3,
+            17..=32 => 4,
+            33..=64 => 5,
+            _ => 6,
+        }
+    }
+    pub fn merge(&mut self, o: &Depths) {
+        for (a, b) in [(&mut self.level, &o.level), (&mut self.submit, &o.submit), (&mut self.complete, &o.complete)] {
+            for (x, y) in a.iter_mut().zip(b) {
+                *x += y;
+            }
+        }
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -138,6 +189,8 @@ struct Worker<'a> {
     error: Option<String>,
     paths: Vec<String>,
     iolog: Option<BufWriter<File>>,
+    logs: Option<Recorder>,
+    depths: Depths,
 }
 
 pub fn run(input: WorkerInput) -> WorkerOutput {
@@ -178,6 +231,11 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
         Err(e) => return fail(e),
     };
 
+    let logs = match Recorder::start(&spec, input.thread_number, info.caps.is_async) {
+        Ok(l) => l,
+        Err(e) => return fail(e),
+    };
+
     if !spec.startdelay.is_zero() {
         sleep_unless_stopped(spec.startdelay, &input.stop);
     }
@@ -210,6 +268,8 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
         error: None,
         paths: input.files.iter().map(|f| f.path.display().to_string()).collect(),
         iolog,
+        logs,
+        depths: Depths::default(),
     };
     let partial = w.main_loop(&input.files, &input.stop, &input.progress, depth);
     if w.error.is_none() && spec.end_fsync && !partial {
@@ -226,14 +286,19 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
         let _ = log.flush();
     }
     let elapsed_ns = if w.measuring { end.saturating_duration_since(window_start).as_nanos() as u64 } else { 0 };
+    if let Some(l) = w.logs.take() {
+        if let Err(e) = l.finish(elapsed_ns) {
+            w.set_error(e);
+        }
+    }
     drop(open);
-    let Worker { stats, ticker, error, mut ramp_cpu, ramp_mark, .. } = w;
+    let Worker { stats, ticker, error, mut ramp_cpu, ramp_mark, depths, .. } = w;
     if let Some(m) = ramp_mark {
         // Stopped or finished before the ramp ended: all of it was ramp.
         ramp_cpu = Some(m.until(&UsageMark::thread_now()));
     }
     let ops = stats.into_iter().zip(used).filter(|(_, u)| *u).map(|(s, _)| s).collect();
-    WorkerOutput { ops, timeline: ticker.into_timeline(used, end), elapsed_ns, partial, error, ramp_cpu }
+    WorkerOutput { ops, timeline: ticker.into_timeline(used, end), elapsed_ns, partial, error, ramp_cpu, depths }
 }
 
 fn seed_from_clock() -> u64 {
@@ -462,8 +527,16 @@ impl<'a> Worker<'a> {
         self.slots[slot as usize] = Slot { start, submitted: start, dir: dir as u8, len, file, offset };
         let op = if dir == READ { IoOp::Read } else { IoOp::Write };
         let io = IoUnit { op, file, offset, len, buf, slot };
+        if self.measuring {
+            self.depths.level[Depths::level_bucket(self.inflight + 1)] += 1;
+        }
         match self.engine.queue(&io) {
             Ok(Queued::Done(res)) => {
+                if self.measuring {
+                    // A synchronous engine submits and completes one I/O per call.
+                    self.depths.submit[1] += 1;
+                    self.depths.complete[1] += 1;
+                }
                 self.complete(slot, res, Instant::now());
                 self.free.push(slot);
             }
@@ -483,6 +556,9 @@ impl<'a> Worker<'a> {
             self.set_error(format!("{}: submit: {e}", self.spec.ioengine));
         }
         let t = Instant::now();
+        if self.measuring {
+            self.depths.submit[Depths::batch_bucket(self.batch.len())] += 1;
+        }
         for &s in &self.batch {
             self.slots[s as usize].submitted = t;
         }
@@ -494,6 +570,9 @@ impl<'a> Worker<'a> {
         match self.engine.reap(min, &mut comps) {
             Ok(n) => {
                 let t = Instant::now();
+                if self.measuring {
+                    self.depths.complete[Depths::batch_bucket(n)] += 1;
+                }
                 for c in &comps[..n] {
                     self.inflight -= 1;
                     self.complete(c.slot, c.res, t);
@@ -535,6 +614,18 @@ impl<'a> Worker<'a> {
             }
         }
         self.ticker.add(t, d, bytes);
+        if d != SYNC {
+            if let Some(l) = self.logs.as_mut() {
+                let lat = t.duration_since(s.start).as_nanos() as u64;
+                let (slat, clat) = if self.with_submit {
+                    (s.submitted.duration_since(s.start).as_nanos() as u64, t.duration_since(s.submitted).as_nanos() as u64)
+                } else {
+                    (0, lat)
+                };
+                let t_ns = t.duration_since(self.window_start).as_nanos() as u64;
+                l.push(Sample { t_ns, lat, clat, slat, offset: s.offset, len: s.len, dir: s.dir });
+            }
+        }
     }
 
     #[cold]

@@ -1,0 +1,293 @@
+//! fio's logs and json+ from fsbench, read by fio's own tools (Debian's
+//! `fio` package ships them): fiologparser_hist.py, fio2gnuplot and
+//! fio_jsonplus_clat2csv. A missing tool skips its part with the reason.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn s(p: &Path) -> String {
+    p.display().to_string()
+}
+
+/// Run fsbench in `dir` (logs go to the working directory, as in fio).
+fn run_in(dir: &Path, args: &[&str]) -> std::process::Output {
+    let out = fsbench().current_dir(dir).arg("fio").args(args).arg("--no-progress").output().unwrap();
+    assert!(out.status.success(), "fsbench failed: {}", String::from_utf8_lossy(&out.stderr));
+    out
+}
+
+/// Lines of a log as numbers.
+fn rows(path: &Path) -> Vec<Vec<u64>> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .map(|l| l.split(", ").map(|x| x.trim().parse().unwrap_or_else(|_| panic!("{}: bad field in '{l}'", path.display()))).collect())
+        .collect()
+}
+
+/// A Python with numpy and pandas (fiologparser_hist.py needs both).
+fn python_with_pandas() -> Option<&'static str> {
+    ["/usr/bin/python3", "python3"]
+        .into_iter()
+        .find(|py| Command::new(py).args(["-c", "import numpy, pandas"]).output().map(|o| o.status.success()).unwrap_or(false))
+}
+
+/// fiologparser_hist.py, unpacked from the fio package's documentation.
+fn fiologparser_hist(dir: &Path) -> Option<PathBuf> {
+    for p in ["/usr/bin/fiologparser_hist.py", "/usr/share/fio/fiologparser_hist.py"] {
+        if Path::new(p).exists() {
+            return Some(PathBuf::from(p));
+        }
+    }
+    let out = Command::new("gzip").arg("-dc").arg("/usr/share/doc/fio/fiologparser_hist.py.gz").output().ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let p = dir.join("fiologparser_hist.py");
+    std::fs::write(&p, out.stdout).ok()?;
+    Some(p)
+}
+
+#[test]
+fn per_io_logs_have_one_line_per_io_in_fios_names_and_format() {
+    let dir = disk_tempdir();
+    let d = format!("--directory={}", s(dir.path()));
+    let out = run_in(
+        dir.path(),
+        &[
+            "--name=job",
+            "--rw=randrw",
+            "--bs=4k",
+            "--size=1m",
+            "--ioengine=psync",
+            "--write_bw_log=job",
+            "--write_lat_log=job",
+            "--write_iops_log",
+            "--log_offset=1",
+            "--output-format=json",
+            &d,
+        ],
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ops = |name: &str| v["jobs"][0]["ops"].as_array().unwrap().iter().find(|o| o["name"] == name).unwrap()["ops"].as_u64().unwrap();
+    let (reads, writes) = (ops("read"), ops("write"));
+    assert_eq!(reads + writes, 256);
+    for kind in ["bw", "lat", "clat", "iops"] {
+        let r = rows(&dir.path().join(format!("job_{kind}.1.log")));
+        assert_eq!(r.len() as u64, reads + writes, "{kind}: one line per I/O");
+        // time, value, ddir, bs, offset, prio
+        assert!(r.iter().all(|l| l.len() == 6 && l[3] == 4096 && l[4] % 4096 == 0 && l[4] < 1 << 20 && l[5] == 0), "{kind}");
+        assert_eq!(r.iter().filter(|l| l[2] == 0).count() as u64, reads, "{kind}: reads");
+        assert!(r.windows(2).all(|w| w[0][0] <= w[1][0]), "{kind}: times ascend");
+    }
+    // Every block once (random map): the offsets of the lat log are a permutation.
+    let mut offs: Vec<u64> = rows(&dir.path().join("job_lat.1.log")).iter().map(|l| l[4]).collect();
+    offs.sort_unstable();
+    offs.dedup();
+    assert_eq!(offs.len(), 256);
+    assert!(rows(&dir.path().join("job_iops.1.log")).iter().all(|l| l[1] == 1));
+    // lat >= clat, line by line; bw is the I/O's bytes per ms of completion time.
+    let lat = rows(&dir.path().join("job_lat.1.log"));
+    let clat = rows(&dir.path().join("job_clat.1.log"));
+    let bw = rows(&dir.path().join("job_bw.1.log"));
+    for ((l, c), b) in lat.iter().zip(&clat).zip(&bw) {
+        assert!(l[1] >= c[1] && c[1] > 0);
+        assert_eq!(b[1], 4096 * 1_000_000 / c[1]);
+    }
+    // A synchronous engine has no submission latency: an empty slat log, as fio.
+    assert_eq!(std::fs::read_to_string(dir.path().join("job_slat.1.log")).unwrap(), "");
+}
+
+#[test]
+fn averaged_logs_and_fio2gnuplot() {
+    let dir = disk_tempdir();
+    let d = format!("--directory={}", s(dir.path()));
+    // 50 I/Os per second for 2 s: 10 per 200 ms window, 200 KiB/s.
+    run_in(
+        dir.path(),
+        &[
+            "--name=avg",
+            "--rw=write",
+            "--bs=4k",
+            "--size=4m",
+            "--rate_iops=50",
+            "--runtime=2",
+            "--time_based",
+            "--write_bw_log=avg",
+            "--write_iops_log=avg",
+            "--log_avg_msec=200",
+            "--numjobs=2",
+            &d,
+        ],
+    );
+    for n in [1, 2] {
+        let iops = rows(&dir.path().join(format!("avg_iops.{n}.log")));
+        assert!((9..=10).contains(&iops.len()), "{} windows", iops.len());
+        for (k, l) in iops.iter().enumerate() {
+            assert_eq!(l[0], 200 * (k as u64 + 1), "window ends");
+            assert_eq!(&l[2..], &[1, 0, 0], "ddir write, bs and prio 0 when averaged");
+        }
+        let mid: Vec<u64> = iops[1..iops.len() - 1].iter().map(|l| l[1]).collect();
+        assert!(mid.iter().all(|&x| (40..=60).contains(&x)), "{mid:?}");
+        let bw = rows(&dir.path().join(format!("avg_bw.{n}.log")));
+        assert!(bw[1..bw.len() - 1].iter().all(|l| (160..=240).contains(&l[1])), "{bw:?}");
+    }
+    if !have("fio2gnuplot") {
+        skip("fio2gnuplot not installed (Debian package fio)");
+        return;
+    }
+    let g = dir.path().join("g");
+    std::fs::create_dir(&g).unwrap();
+    let out = Command::new("fio2gnuplot").current_dir(dir.path()).args(["-i", "-d", "g"]).output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("avg_iops.1.log") && said.contains("avg_iops.2.log"), "{said}");
+    let global = std::fs::read_to_string(g.join("result.global")).unwrap_or_else(|e| panic!("{e}: {said}"));
+    let field = |k: &str| global.lines().find_map(|l| l.strip_prefix(&format!("{k}="))).unwrap().parse::<f64>().unwrap();
+    assert_eq!(field("disks_count"), 2.0, "{global}");
+    assert!(field("values_count") >= 18.0, "{global}");
+    assert!((40.0..=60.0).contains(&field("avg")), "{global}");
+}
+
+#[test]
+fn histogram_log_through_fiologparser_hist() {
+    let dir = disk_tempdir();
+    let d = format!("--directory={}", s(dir.path()));
+    let out = run_in(
+        dir.path(),
+        &[
+            "--name=h",
+            "--rw=read",
+            "--bs=4k",
+            "--size=2m",
+            "--ioengine=psync",
+            "--write_hist_log=h",
+            "--log_hist_msec=100",
+            "--output-format=json",
+            &d,
+        ],
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let total = v["jobs"][0]["ops"][0]["ops"].as_u64().unwrap();
+    assert_eq!(total, 512);
+    let r = rows(&dir.path().join("h_clat_hist.1.log"));
+    assert!(!r.is_empty());
+    assert!(r.iter().all(|l| l.len() == 3 + 1856 && l[1] == 0 && l[2] == 4096), "time, ddir, bs and fio's 1856 bins");
+    let counted: u64 = r.iter().map(|l| l[3..].iter().sum::<u64>()).sum();
+    assert_eq!(counted, total, "every I/O is in one line's bins");
+    let Some(py) = python_with_pandas() else {
+        skip("no python3 with numpy and pandas for fiologparser_hist.py (Debian: python3-pandas)");
+        return;
+    };
+    let Some(tool) = fiologparser_hist(dir.path()) else {
+        skip("fiologparser_hist.py not found (Debian package fio)");
+        return;
+    };
+    // One interval longer than the run: one row that holds every I/O.
+    let out = Command::new(py).arg(&tool).arg("--interval=100000").arg(dir.path().join("h_clat_hist.1.log")).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    let mut lines = text.lines();
+    assert!(lines.next().unwrap().starts_with("end-time, samples, min, avg, median"), "{text}");
+    let data: Vec<Vec<f64>> = lines.map(|l| l.split(", ").map(|x| x.trim().parse().unwrap()).collect()).collect();
+    assert!(!data.is_empty(), "{text}");
+    assert_eq!(data.iter().map(|l| l[1]).sum::<f64>() as u64, total, "{text}");
+    let (min, max) = (data[0][2], data[0][8]);
+    let median_clat = v["jobs"][0]["ops"][0]["lat"]["percentiles_ns"]["50"].as_f64().unwrap();
+    assert!(min <= median_clat * 1.02 && median_clat <= max * 1.02, "fsbench median {median_clat} outside {min}..{max}");
+}
+
+#[test]
+fn json_plus_bins_through_fio_jsonplus_clat2csv() {
+    let dir = disk_tempdir();
+    let d = format!("--directory={}", s(dir.path()));
+    let json = dir.path().join("plus.json");
+    let o = format!("--output={}", s(&json));
+    run_in(dir.path(), &["--name=p", "--rw=randread", "--bs=4k", "--size=1m", "--output-format=json+", &o, &d]);
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let bins = v["jobs"][0]["read"]["clat_ns"]["bins"].as_object().unwrap();
+    assert_eq!(bins.values().map(|c| c.as_u64().unwrap()).sum::<u64>(), 256);
+    if !have("fio_jsonplus_clat2csv") {
+        skip("fio_jsonplus_clat2csv not installed (Debian package fio)");
+        return;
+    }
+    let out = Command::new("fio_jsonplus_clat2csv").current_dir(dir.path()).args(["plus.json", "plus.csv"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let csv = std::fs::read_to_string(dir.path().join("plus_job0.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').map(str::trim).collect();
+    let col = header.iter().position(|h| *h == "read_clat_ns_count").unwrap();
+    let cum = header.iter().position(|h| *h == "read_clat_ns_cumulative").unwrap();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').map(str::trim).collect()).collect();
+    assert_eq!(rows.len(), bins.len(), "one row per bin");
+    let counts: u64 = rows.iter().map(|r| r[col].parse::<u64>().unwrap()).sum();
+    assert_eq!(counts, 256);
+    assert_eq!(rows.last().unwrap()[cum], "256");
+    for r in &rows {
+        assert!(bins.contains_key(r[0]), "nsec {} is one of the bins", r[0]);
+    }
+}
+
+#[test]
+fn normal_and_json_in_one_run_json_first() {
+    let dir = disk_tempdir();
+    let d = format!("--directory={}", s(dir.path()));
+    let out = run_in(dir.path(), &["--name=two", "--rw=read", "--size=256k", "--output-format=normal,fio-json", &d]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with('{'), "fio writes json before normal: {text}");
+    let end = text.find("\n}\n").unwrap() + 3;
+    let v: Value = serde_json::from_str(&text[..end]).unwrap();
+    assert_eq!(v["jobs"][0]["read"]["total_ios"], 64);
+    let rest = &text[end..];
+    assert!(rest.starts_with("two:") && rest.contains("64 ops"), "then the text report: {rest}");
+}
+
+/// Every key fio 3.33 writes per job (and in each direction and latency
+/// object) is in fsbench's json+ for the same job file. Left out on
+/// purpose: the top-level "global options" (fsbench's job options do not
+/// record which came from [global]).
+#[test]
+fn fio_json_has_every_key_fio_writes() {
+    if !have("fio") {
+        skip("fio not installed");
+        return;
+    }
+    let dir = disk_tempdir();
+    let job = dir.path().join("k.fio");
+    let text = format!("[global]\ndirectory={}\nsize=1m\nbs=4k\n\n[k]\nrw=randrw\nioengine=libaio\niodepth=4\n", s(dir.path()));
+    std::fs::write(&job, text).unwrap();
+    let fio = Command::new("fio").arg(&job).arg("--output-format=json+").output().unwrap();
+    assert!(fio.status.success(), "{}", String::from_utf8_lossy(&fio.stderr));
+    let text = String::from_utf8_lossy(&fio.stdout);
+    let fio: Value = serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
+    let ours = fsbench().arg("fio").arg(&job).args(["--output-format=json+", "--no-progress"]).output().unwrap();
+    let ours: Value = serde_json::from_slice(&ours.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&ours.stderr)));
+    fn walk(path: &str, f: &Value, o: &Value, missing: &mut Vec<String>) {
+        let (Some(fm), Some(om)) = (f.as_object(), o.as_object()) else { return };
+        for (k, fv) in fm {
+            // Keyed by measured values or by the job, not by fio's schema.
+            if ["bins", "percentile", "job options"].contains(&k.as_str()) {
+                continue;
+            }
+            match om.get(k) {
+                None => missing.push(format!("{path}/{k}")),
+                Some(ov) => walk(&format!("{path}/{k}"), fv, ov, missing),
+            }
+        }
+    }
+    let mut missing: Vec<String> =
+        fio.as_object().unwrap().keys().filter(|k| *k != "global options" && ours.get(k.as_str()).is_none()).cloned().collect();
+    walk("jobs/0", &fio["jobs"][0], &ours["jobs"][0], &mut missing);
+    assert!(missing.is_empty(), "keys fio writes that fsbench does not: {missing:?}");
+    assert!(ours["jobs"][0]["read"]["clat_ns"]["bins"].as_object().is_some_and(|b| !b.is_empty()));
+    // The latency maps split every I/O.
+    let sum: f64 = ["latency_ns", "latency_us", "latency_ms"]
+        .iter()
+        .flat_map(|m| ours["jobs"][0][m].as_object().unwrap().values().map(|v| v.as_f64().unwrap()).collect::<Vec<_>>())
+        .sum();
+    assert!((sum - 100.0).abs() < 0.01, "{sum}");
+    let depth_total: f64 = ours["jobs"][0]["iodepth_level"].as_object().unwrap().values().map(|v| v.as_f64().unwrap()).sum();
+    assert!((depth_total - 100.0).abs() < 0.01, "{depth_total}");
+}
