@@ -206,6 +206,8 @@ pub struct JobSpec {
     pub new_group: bool,
     /// Log every I/O to this file (fio `write_iolog`, iolog version 2).
     pub write_iolog: Option<PathBuf>,
+    /// Distributions, zones, clone offsets, start and stop conditions.
+    pub misc: super::job_misc::JobMisc,
     /// The options as the user gave them, in order, for the report.
     #[serde(skip)]
     pub options: Vec<(String, String)>,
@@ -267,6 +269,7 @@ impl JobSpec {
             stonewall: false,
             new_group: false,
             write_iolog: None,
+            misc: Default::default(),
             options: Vec::new(),
         }
     }

@@ -12,6 +12,7 @@ pub use family::{Fio, LAYOUT};
 mod expand;
 mod ini;
 pub mod options;
+mod options_misc;
 #[cfg(test)]
 mod tests;
 
@@ -89,6 +90,14 @@ fn parse_entries(
 ) -> Result<Parsed, FioError> {
     let mut b = build::Builder { opts, env, warnings: Vec::new() };
     let jobs = if files.is_empty() { b.command_line_jobs(args)? } else { file_jobs(&mut b, &files, args)? };
+    for j in &jobs {
+        for n in &j.state.notes {
+            if !b.warnings.contains(n) {
+                b.warnings.push(n.clone());
+            }
+        }
+    }
+    check_wait_for(&jobs)?;
     let jobs = jobs.into_iter().map(build::finish).collect::<Result<Vec<_>, _>>()?;
     let clones: u64 = jobs.iter().map(|j| u64::from(j.numjobs)).sum();
     if clones > u64::from(MAX_CLONES) {
@@ -114,4 +123,24 @@ fn file_jobs(b: &mut build::Builder, files: &[(String, Vec<ini::Entry>)], args: 
         all.extend(jobs);
     }
     Ok(all)
+}
+
+/// `wait_for` names a job defined before the waiting one, and only once
+/// (fio's rules: no forward references, a waitee's name is unique).
+fn check_wait_for(jobs: &[build::Job]) -> Result<(), FioError> {
+    for (i, j) in jobs.iter().enumerate() {
+        let Some(name) = &j.state.spec.misc.wait_for else { continue };
+        let loc = j.set_at.get("wait_for").cloned().unwrap_or_default();
+        let earlier = jobs[..i].iter().filter(|e| &e.state.spec.name == name).count();
+        let msg = match earlier {
+            1 => continue,
+            0 if jobs.iter().any(|e| &e.state.spec.name == name) => {
+                format!("job '{name}' is defined after this one; wait_for names an earlier job")
+            }
+            0 => format!("no job named '{name}' before this one; wait_for names an earlier job"),
+            n => format!("{n} jobs are named '{name}'; the job wait_for names must be unique"),
+        };
+        return Err(loc.err(Some("wait_for"), msg));
+    }
+    Ok(())
 }
