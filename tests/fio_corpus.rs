@@ -4,7 +4,7 @@
 //! Each file gets the same small-scale edits for both tools, and nothing
 //! else: device names become scratch files, directories the scratch
 //! directory, sizes above 16 MiB become 16 MiB and run times above 2 s
-//! become 2 s (a `[global]` section on top gives size=16m and runtime=2 to
+//! become 2 s, more than 64 files per job 64 (a `[global]` section on top gives size=16m and runtime=2 to
 //! jobs that set neither). A size-based job must do the same work under
 //! both: io_bytes and total_ios per direction within 1%. A job that ran into
 //! its run time (time_based, or cut short by runtime) must simply run.
@@ -22,8 +22,10 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 const EXAMPLES: &str = "/usr/share/doc/fio/examples";
-/// Of the files fio runs here, how many fsbench must run too.
-const TARGET: usize = 40;
+/// Of the files fio runs here, the share fsbench must run too: the issue's
+/// 40 of the 44 fio ran on an idle machine of this kind (fio runs fewer when
+/// the machine is loaded, as some of its files then outlast the timeout).
+const TARGET: (usize, usize) = (40, 44);
 
 /// Files fio runs on this machine that fsbench does not, and why.
 const EXPLAINED: &[(&str, &str)] = &[];
@@ -35,6 +37,8 @@ const HARDWARE: &[(&str, &str)] = &[];
 const TIMEOUT_S: u64 = 120;
 const SIZE_CAP: u64 = 16 << 20;
 const RUNTIME_CAP: u64 = 2;
+/// filecreate-ioengine.fio makes 16 x 31,250 files: too many for a test.
+const NRFILES_CAP: u64 = 64;
 
 /// Parse a fio size such as `10G`, `512m`, `4k` (1024-based); None for
 /// anything else (percentages, ranges, variables).
@@ -93,6 +97,7 @@ fn scaled(text: &str, scratch: &Path) -> String {
             "size" | "filesize" | "io_size" | "io_limit" => size_of(value).filter(|&b| b > SIZE_CAP).map(|_| "16m".to_string()),
             "runtime" | "timeout" => secs_of(value).filter(|&s| s > RUNTIME_CAP).map(|_| RUNTIME_CAP.to_string()),
             "ramp_time" | "startdelay" => secs_of(value).filter(|&s| s > 1).map(|_| "1".to_string()),
+            "nrfiles" | "nr_files" => value.parse::<u64>().ok().filter(|&n| n > NRFILES_CAP).map(|_| NRFILES_CAP.to_string()),
             _ => None,
         };
         match edited {
@@ -261,8 +266,8 @@ fn fio_examples_run_under_fsbench_as_under_fio() {
     }
     println!("{}", table.join("\n"));
     println!("fio ran {fio_ran} files here; fsbench ran {both_ran} of them with the same work");
-    if only.is_none() && both_ran < TARGET {
-        failures.push(format!("fsbench ran {both_ran} of fio's {fio_ran} files; the target is {TARGET}"));
+    if only.is_none() && both_ran * TARGET.1 < fio_ran * TARGET.0 {
+        failures.push(format!("fsbench ran {both_ran} of fio's {fio_ran} files; the target is {} of {}", TARGET.0, TARGET.1));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

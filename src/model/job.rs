@@ -208,6 +208,8 @@ pub struct JobSpec {
     pub write_iolog: Option<PathBuf>,
     /// Bandwidth, latency, IOPS and histogram logs (fio `write_*_log`).
     pub logs: crate::model::logs::LogSpec,
+    /// Distributions, zones, clone offsets, start and stop conditions.
+    pub misc: super::job_misc::JobMisc,
     /// The options as the user gave them, in order, for the report.
     #[serde(skip)]
     pub options: Vec<(String, String)>,
@@ -270,6 +272,7 @@ impl JobSpec {
             new_group: false,
             write_iolog: None,
             logs: Default::default(),
+            misc: Default::default(),
             options: Vec::new(),
         }
     }

@@ -11,6 +11,7 @@ pub mod environment;
 pub mod experiment;
 pub mod flow;
 pub mod job;
+pub mod job_misc;
 pub mod logs;
 pub mod postmark;
 pub mod recipe;

@@ -19,6 +19,7 @@ mod expand;
 mod ini;
 pub mod options;
 mod options_log;
+mod options_misc;
 #[cfg(test)]
 mod tests;
 
@@ -137,6 +138,14 @@ fn parse_entries(
     let source = files.first().map_or_else(|| build::COMMAND_LINE.to_string(), |(s, _)| s.clone());
     let mut b = build::Builder { opts, env, warnings: Vec::new(), errors: Vec::new() };
     let jobs = if files.is_empty() { b.command_line_jobs(args) } else { file_jobs(&mut b, &files, args) };
+    for n in jobs.iter().flat_map(|j| &j.state.notes) {
+        if !b.warnings.contains(n) {
+            b.warnings.push(n.clone());
+        }
+    }
+    if let Err(e) = check_wait_for(&jobs) {
+        b.errors.push(e);
+    }
     let jobs = select_sections(jobs, &opts.sections, &source, &mut b.errors);
     let mut specs = Vec::new();
     for job in jobs {
@@ -196,4 +205,24 @@ fn file_jobs(b: &mut build::Builder, files: &[(String, Vec<ini::Entry>)], args: 
         all.extend(jobs);
     }
     all
+}
+
+/// `wait_for` names a job defined before the waiting one, and only once
+/// (fio's rules: no forward references, a waitee's name is unique).
+fn check_wait_for(jobs: &[build::Job]) -> Result<(), FioError> {
+    for (i, j) in jobs.iter().enumerate() {
+        let Some(name) = &j.state.spec.misc.wait_for else { continue };
+        let loc = j.set_at.get("wait_for").cloned().unwrap_or_default();
+        let earlier = jobs[..i].iter().filter(|e| &e.state.spec.name == name).count();
+        let msg = match earlier {
+            1 => continue,
+            0 if jobs.iter().any(|e| &e.state.spec.name == name) => {
+                format!("job '{name}' is defined after this one; wait_for names an earlier job")
+            }
+            0 => format!("no job named '{name}' before this one; wait_for names an earlier job"),
+            n => format!("{n} jobs are named '{name}'; the job wait_for names must be unique"),
+        };
+        return Err(loc.err(Some("wait_for"), msg));
+    }
+    Ok(())
 }

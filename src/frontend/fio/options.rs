@@ -21,11 +21,13 @@ pub struct JobState {
     /// `filename=` as written; split and joined with `directory` at the end
     /// because `directory` may come later.
     pub filename: Option<String>,
+    /// One-time notes on options fsbench accepts but measures differently.
+    pub notes: Vec<String>,
 }
 
 impl JobState {
     pub fn new(name: &str) -> JobState {
-        JobState { spec: JobSpec::new(name), kb_base: 1024, filename: None }
+        JobState { spec: JobSpec::new(name), kb_base: 1024, filename: None, notes: Vec::new() }
     }
 }
 
@@ -80,7 +82,7 @@ impl OptDef {
 
 /// Every option table, one per area of fio's options, so that an area
 /// (engines, verification, logs, ...) keeps its options in its own file.
-pub static TABLES: &[&[OptDef]] = &[OPTIONS, super::options_log::LOGS];
+pub static TABLES: &[&[OptDef]] = &[OPTIONS, super::options_log::LOGS, super::options_misc::MISC];
 
 /// Every option of every table.
 pub fn all() -> impl Iterator<Item = &'static OptDef> {
@@ -197,9 +199,10 @@ fn set_bssplit(j: &mut JobState, v: &str) -> Result<(), String> {
 }
 
 fn set_rw(j: &mut JobState, v: &str) -> Result<(), String> {
-    if let Some((_, n)) = v.split_once(':') {
-        return Err(format!("expected {RW_FORM}, got '{}' (the ':{n}' suffix is not supported)", clip(v)));
-    }
+    let (v, n) = match v.split_once(':') {
+        Some((m, n)) => (m, Some(n)),
+        None => (v, None),
+    };
     j.spec.rw = match v.to_ascii_lowercase().as_str() {
         "read" => RwKind::Read,
         "write" => RwKind::Write,
@@ -212,7 +215,7 @@ fn set_rw(j: &mut JobState, v: &str) -> Result<(), String> {
         }
         _ => return Err(expected(RW_FORM, v)),
     };
-    Ok(())
+    super::options_misc::set_rw_suffix(j, n)
 }
 
 fn set_ioengine(j: &mut JobState, v: &str) -> Result<(), String> {
@@ -237,11 +240,12 @@ fn set_sync(j: &mut JobState, v: &str) -> Result<(), String> {
 
 fn set_fallocate(j: &mut JobState, v: &str) -> Result<(), String> {
     j.spec.fallocate = match v.to_ascii_lowercase().as_str() {
-        "none" | "0" => Fallocate::None,
+        // truncate: only ftruncate, which laying out does anyway.
+        "none" | "0" | "truncate" => Fallocate::None,
         "native" => Fallocate::Native,
         "posix" | "1" => Fallocate::Posix,
         "keep" => Fallocate::Keep,
-        _ => return Err(expected("one of none, native, posix, keep, 0, 1", v)),
+        _ => return Err(expected("one of none, native, posix, keep, truncate, 0, 1", v)),
     };
     Ok(())
 }

@@ -266,7 +266,8 @@ fn bad_rw() {
     let e = err("[j]\nrw=randomread\n");
     assert_at(&e, 2, 4, Some("j"), Some("rw"), "expected one of read, write, randread, randwrite, rw, readwrite, randrw, got 'randomread'");
     assert_at(&err("[j]\nreadwrite=trim\n"), 2, 11, Some("j"), Some("readwrite"), "trim workloads are not supported");
-    assert_at(&err("[j]\nrw=randread:8\n"), 2, 4, Some("j"), Some("rw"), "the ':8' suffix is not supported");
+    assert_at(&err("[j]\nrw=randread:0\n"), 2, 4, Some("j"), Some("rw"), "N >= 1 I/Os per random offset, got '0'");
+    assert_at(&err("[j]\nrw=read:fast\n"), 2, 4, Some("j"), Some("rw"), "read:SIZE such as read:8k");
 }
 
 #[test]
@@ -503,4 +504,20 @@ fn a_real_fio_option_is_told_apart_from_a_typo() {
     let e = err("[a]\nnuma_cpu_nodes=0\n");
     assert_at(&e, 2, 1, Some("a"), Some("numa_cpu_nodes"), "fio option not supported by fsbench (yet)");
     assert!(e.message.contains("--ignore-unknown"), "{e}");
+}
+
+#[test]
+fn wait_for_names_an_earlier_unique_job() {
+    let j = jobs("[a]\n[b]\nwait_for=a\n");
+    assert_eq!(j[1].misc.wait_for.as_deref(), Some("a"));
+    assert_at(&err("[a]\nwait_for=b\n[b]\n"), 2, 1, Some("a"), Some("wait_for"), "defined after this one");
+    assert_at(&err("[a]\nwait_for=zz\n"), 2, 1, Some("a"), Some("wait_for"), "no job named 'zz'");
+    assert_at(&err("[a]\n[a]\n[b]\nwait_for=a\n"), 4, 1, Some("b"), Some("wait_for"), "must be unique");
+}
+
+#[test]
+fn accepted_options_leave_one_note_each() {
+    let p = run("[global]\ngtod_reduce=1\n[a]\n[b]\ndisable_slat=1\n", &[], &ParseOptions::default()).unwrap();
+    assert_eq!(p.warnings.iter().filter(|w| w.contains("gtod_reduce")).count(), 1, "{:?}", p.warnings);
+    assert_eq!(p.warnings.iter().filter(|w| w.contains("disable_slat")).count(), 1, "{:?}", p.warnings);
 }

@@ -22,6 +22,10 @@ pub struct PreparedFile {
     pub region: Region,
     /// Missing until the worker opens it (create_on_open).
     pub create: bool,
+    /// The engine does no I/O (ioengine=null): never laid out or opened.
+    pub diskless: bool,
+    /// A character device such as /dev/null: opened as it is, never laid out.
+    pub chardev: bool,
 }
 
 /// Files fsbench created in this run: the only ones it may delete. And
@@ -30,7 +34,8 @@ pub struct PreparedFile {
 #[derive(Default, Debug)]
 pub struct Ledger {
     pub created: Vec<PathBuf>,
-    laid_out: HashSet<PathBuf>,
+    /// Files laid out in this run, with the length they were given.
+    laid_out: std::collections::HashMap<PathBuf, u64>,
     locks: Vec<Lock>,
     /// Device and inode of each locked file: two spellings of one file are
     /// one lock (a second flock from this process would conflict).
@@ -82,13 +87,52 @@ impl Ledger {
     }
 }
 
-/// The paths clone `clone` of `spec` uses.
+/// The paths clone `clone` of `spec` uses: the names given, else fio's
+/// `filename_format` (default `$jobname.$jobnum.$filenum`) in `directory`.
 pub fn paths(spec: &JobSpec, clone: u32) -> Vec<PathBuf> {
     if !spec.filenames.is_empty() {
         return spec.filenames.clone();
     }
     let dir = spec.directory.clone().unwrap_or_else(|| PathBuf::from("."));
-    (0..spec.nrfiles).map(|n| dir.join(format!("{}.{}.{}", spec.name, clone, n))).collect()
+    let format = spec.misc.filename_format.as_deref().unwrap_or("$jobname.$jobnum.$filenum");
+    (0..spec.nrfiles)
+        .map(|n| {
+            let name = format
+                .replace("$jobname", &spec.name)
+                .replace("$jobnum", &clone.to_string())
+                .replace("$filenum", &n.to_string())
+                .replace("$clientuid", "0");
+            dir.join(name)
+        })
+        .collect()
+}
+
+/// Is `path` a character device (/dev/null, /dev/zero)?
+pub fn is_char_device(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(path).map(|m| m.file_type().is_char_device()).unwrap_or(false)
+}
+
+/// Does the job's engine do no I/O at all (ioengine=null)?
+pub fn diskless(spec: &JobSpec) -> bool {
+    crate::model::engine::find(&spec.ioengine).is_some_and(|e| e.caps.diskless)
+}
+
+/// Bytes of each of a clone's files: `filesize` (a range is drawn per
+/// file, reproducibly from the seed), else `size` shared among the files.
+fn file_sizes(spec: &JobSpec, clone: u32, nfiles: usize) -> Vec<Option<u64>> {
+    match spec.misc.filesize {
+        Some((lo, hi)) => {
+            let mut rng = Rng::new(spec.randseed ^ 0xf11e ^ u64::from(clone) << 32);
+            (0..nfiles).map(|_| Some(lo + rng.below(hi - lo + 1))).collect()
+        }
+        None => vec![spec.size.map(|total| total / nfiles.max(1) as u64); nfiles],
+    }
+}
+
+/// Where clone `clone`'s region starts in each file (fio `offset_increment`).
+fn start_offset(spec: &JobSpec, clone: u32) -> u64 {
+    spec.offset + u64::from(clone) * spec.misc.offset_increment
 }
 
 /// Smallest block size over the directions the job uses: regions and random
@@ -112,13 +156,19 @@ pub fn space_needs(jobs: &[JobSpec]) -> Vec<Need> {
     let mut needs: Vec<Need> = Vec::new();
     let mut index: std::collections::HashMap<PathBuf, usize> = Default::default();
     for spec in jobs {
-        let Some(total) = spec.size else { continue };
+        if diskless(spec) || spec.misc.fill_device {
+            continue;
+        }
         let gran = granularity(spec);
         for clone in 0..spec.numjobs {
             let paths = paths(spec, clone);
-            let per_file = total / paths.len().max(1) as u64 / gran * gran;
-            for path in paths {
-                let bytes = spec.offset + per_file;
+            let sizes = file_sizes(spec, clone, paths.len());
+            for (path, size) in paths.into_iter().zip(sizes) {
+                let Some(size) = size else { continue };
+                if is_char_device(&path) {
+                    continue;
+                }
+                let bytes = start_offset(spec, clone) + size / gran * gran;
                 match index.get(&path) {
                     Some(&i) => needs[i].bytes = needs[i].bytes.max(bytes),
                     None => {
@@ -135,19 +185,31 @@ pub fn space_needs(jobs: &[JobSpec]) -> Vec<Need> {
 /// Check, create and lay out the files of one clone.
 pub fn prepare(spec: &JobSpec, clone: u32, allow_device: bool, ledger: &mut Ledger) -> Result<Vec<PreparedFile>, RunError> {
     let paths = paths(spec, clone);
-    let per_file = spec.size.map(|total| total / paths.len() as u64);
+    let sizes = file_sizes(spec, clone, paths.len());
     let gran = granularity(spec);
+    let start = start_offset(spec, clone);
+    let no_io = diskless(spec);
     let mut out = Vec::with_capacity(paths.len());
-    for path in paths {
-        let is_device = safety::is_block_device(&path);
+    for (path, per_file) in paths.into_iter().zip(sizes) {
+        let is_device = !no_io && safety::is_block_device(&path);
+        let chardev = !no_io && !is_device && is_char_device(&path);
         if is_device && spec.modifies_files() {
             safety::check_device_usable(&path, allow_device)?;
         }
         let size = match per_file {
             Some(s) => s,
+            None if spec.misc.fill_device && !is_device => free_space(&path)? / spec.nrfiles.max(1) as u64,
+            None if no_io || chardev => {
+                let what = if no_io { format!("ioengine={}", spec.ioengine) } else { format!("the character device {}", path.display()) };
+                return Err(format!(
+                    "job '{}': {what} has no size of its own: expected size= (as fio: 'you need to specify size=')",
+                    spec.name
+                )
+                .into());
+            }
             None => existing_size(&path, is_device)
                 .map_err(|e| format!("job '{}': size is not set and {} {e}", spec.name, path.display()))?
-                .saturating_sub(spec.offset),
+                .saturating_sub(start),
         };
         let usable = size / gran * gran;
         if usable < spec.max_bs() {
@@ -159,17 +221,38 @@ pub fn prepare(spec: &JobSpec, clone: u32, allow_device: bool, ledger: &mut Ledg
             )
             .into());
         }
-        let region = Region { start: spec.offset, end: spec.offset + usable };
-        let create = if is_device {
+        let region = Region { start, end: start + usable };
+        let create = if no_io || chardev {
+            false
+        } else if is_device {
             check_device_size(&path, region.end)?;
             ledger.lock(&path, None)?;
             false
         } else {
             lay_out(spec, &path, region.end, ledger)?
         };
-        out.push(PreparedFile { path, region, create });
+        out.push(PreparedFile { path, region, create, diskless: no_io, chardev });
     }
     Ok(out)
+}
+
+/// Free bytes where `path` is (or will be): what fill_device writes.
+fn free_space(path: &Path) -> Result<u64, String> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).map_err(|e| e.to_string())?;
+    // SAFETY: statvfs writes one struct statvfs into `st`, a zeroed local of that type, and reads the NUL-terminated
+    // path `c`, alive for the call.
+    let (r, st) = unsafe {
+        let mut st: libc::statvfs = std::mem::zeroed();
+        (libc::statvfs(c.as_ptr(), &mut st), st)
+    };
+    if r != 0 {
+        return Err(format!("fill_device: cannot read the free space of {}: {}", dir.display(), std::io::Error::last_os_error()));
+    }
+    Ok(st.f_bavail.saturating_mul(st.f_frsize))
 }
 
 fn existing_size(path: &Path, is_device: bool) -> Result<u64, String> {
@@ -210,14 +293,17 @@ fn check_device_size(path: &Path, needed: u64) -> Result<(), String> {
 /// only need the size, so they get fallocate + ftruncate as with fio.
 /// Returns true when the file is left for the worker to create on open.
 fn lay_out(spec: &JobSpec, path: &Path, needed: u64, ledger: &mut Ledger) -> Result<bool, RunError> {
-    if ledger.laid_out.contains(path) {
+    if ledger.laid_out.get(path).is_some_and(|&have| have >= needed) {
         return Ok(false);
     }
     let exists = path.exists();
     safety::check_not_new_in_dev(path)?;
+    if !exists && !spec.misc.allow_file_create {
+        return Err(format!("{} does not exist and allow_file_create=0 forbids creating it", path.display()).into());
+    }
     if !exists && spec.create_on_open && !spec.rw.reads() {
         ledger.created.push(path.to_path_buf());
-        ledger.laid_out.insert(path.to_path_buf());
+        ledger.laid_out.insert(path.to_path_buf(), needed);
         return Ok(true);
     }
     if let Some(parent) = path.parent() {
@@ -239,14 +325,17 @@ fn lay_out(spec: &JobSpec, path: &Path, needed: u64, ledger: &mut Ledger) -> Res
     ledger.lock(path, Some(&f))?;
     let have = f.metadata().map(|m| m.len()).unwrap_or(0);
     if have < needed {
-        if spec.rw.reads() {
+        if spec.misc.fill_device {
+            // Sparse: the writes themselves take the space, until ENOSPC.
+            f.set_len(needed).map_err(|e| format!("cannot extend {}: {e}", path.display()))?;
+        } else if spec.rw.reads() || spec.misc.overwrite {
             fill_file(&f, have, needed, spec, path)?;
         } else {
             preallocate(&f, needed, spec.fallocate);
             f.set_len(needed).map_err(|e| format!("cannot extend {}: {e}", path.display()))?;
         }
     }
-    ledger.laid_out.insert(path.to_path_buf());
+    ledger.laid_out.insert(path.to_path_buf(), needed.max(have));
     Ok(false)
 }
 
@@ -291,7 +380,7 @@ fn preallocate(f: &File, len: u64, how: Fallocate) {
 
 /// Drop the file's cached pages (fio's invalidate=1), so reads start cold.
 pub fn invalidate(file: &PreparedFile) -> Result<(), String> {
-    if file.create {
+    if file.create || file.diskless || file.chardev {
         return Ok(());
     }
     let f = File::open(&file.path).map_err(|e| format!("cannot open {}: {e}", file.path.display()))?;
@@ -336,5 +425,40 @@ pub fn open(spec: &JobSpec, file: &PreparedFile, mapped: bool) -> Result<File, S
             file.path.display()
         )),
         Err(e) => Err(format!("cannot open {}: {e}", file.path.display())),
+    }
+}
+
+/// fio's `fadvise_hint` at open: RANDOM for random jobs (no readahead),
+/// SEQUENTIAL otherwise, or what the job names. Advice only: a file system
+/// that ignores it changes nothing, so failures are not errors.
+pub fn advise(spec: &JobSpec, f: &File, file: &PreparedFile) {
+    use crate::model::job_misc::Fadvise;
+    if file.chardev {
+        return;
+    }
+    let advice = match spec.misc.fadvise {
+        Fadvise::None => return,
+        Fadvise::ByPattern if spec.rw.is_random() => libc::POSIX_FADV_RANDOM,
+        Fadvise::ByPattern | Fadvise::Sequential => libc::POSIX_FADV_SEQUENTIAL,
+        Fadvise::Random => libc::POSIX_FADV_RANDOM,
+        Fadvise::Normal => libc::POSIX_FADV_NORMAL,
+    };
+    let len = file.region.end - file.region.start;
+    // SAFETY: posix_fadvise takes `f`'s descriptor (open for the call) and integers.
+    unsafe {
+        libc::posix_fadvise(f.as_raw_fd(), file.region.start as libc::off_t, len as libc::off_t, advice);
+    }
+}
+
+/// Drop a file's clean cached pages: fio does this each time a time-based
+/// job starts over on a file (invalidate=1). Not on the per-I/O path: once
+/// per pass over the file.
+pub fn drop_cache(fd: i32) {
+    if fd < 0 {
+        return;
+    }
+    // SAFETY: posix_fadvise on a descriptor the worker keeps open; integers only.
+    unsafe {
+        libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED);
     }
 }

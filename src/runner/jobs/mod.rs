@@ -18,7 +18,7 @@ use crate::runner::{envelope, unix_now, RunError, RunOptions};
 use files::Ledger;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use worker::{ProgressCell, WorkerInput, WorkerOutput};
 
@@ -73,16 +73,30 @@ pub fn warnings_for(spec: &JobSpec) -> Vec<String> {
     if info.caps.mapped && (spec.direct || spec.sync != crate::model::job::SyncMode::None) {
         w.push(format!("job '{name}': direct= and sync= do not apply to ioengine=mmap, which copies through a memory mapping"));
     }
-    if spec.rw.is_random() && !spec.norandommap && !(spec.bs[0].is_fixed() && spec.bs[1].is_fixed()) {
-        w.push(format!("job '{name}': variable block sizes use uniform random offsets (as with norandommap)"));
+    if spec.rw.reads() && !spec.direct && !info.caps.diskless && !info.caps.mapped {
+        let paths = files::paths(spec, 0);
+        if let Some(fs) = paths.iter().filter(|p| !files::is_char_device(p)).find_map(|p| in_memory_fs(p)) {
+            w.push(format!(
+                "job '{name}': its files are on {fs}, which keeps them in memory: fio's cache invalidation (invalidate, fadvise_hint) cannot drop them, so reads measure memory"
+            ));
+        } else if !spec.invalidate {
+            w.push(format!("job '{name}': invalidate=0 keeps the files' cached pages, so reads may be served from memory"));
+        }
     }
     w
+}
+
+/// The in-memory file system type holding `path`, if it is one.
+fn in_memory_fs(path: &Path) -> Option<String> {
+    let m = crate::host::mountinfo::mount_for_path(path)?;
+    crate::host::mountinfo::lives_in_memory(&m.fs_type).then_some(m.fs_type)
 }
 
 /// Buffered I/O over a working set that fits in RAM, with nothing done about
 /// the page cache, measures memory as much as storage.
 fn cache_warning(jobs: &[JobSpec]) -> Option<String> {
-    let buffered: Vec<&JobSpec> = jobs.iter().filter(|j| !j.direct && j.ioengine != "null").collect();
+    let on_disk = |j: &JobSpec| !files::diskless(j) && !files::paths(j, 0).iter().all(|p| files::is_char_device(p));
+    let buffered: Vec<&JobSpec> = jobs.iter().filter(|j| !j.direct && on_disk(j)).collect();
     if buffered.is_empty() {
         return None;
     }
@@ -162,11 +176,18 @@ fn run_group(
     targets: &mut Vec<PathBuf>,
 ) -> Result<(Vec<JobResult>, GroupResult), RunError> {
     let mut clones = Vec::new();
-    for &j in members {
+    let running: Vec<Arc<AtomicU64>> = members.iter().map(|&j| Arc::new(AtomicU64::new(u64::from(jobs[j].numjobs)))).collect();
+    for (k, &j) in members.iter().enumerate() {
         let spec = Arc::new(jobs[j].clone());
         logs::truncate_shared(&spec).map_err(RunError::Workload)?;
         // fio numbers threads across the whole invocation; log files carry it.
         let first_thread: u32 = jobs[..j].iter().map(|s| s.numjobs).sum::<u32>() + 1;
+        // A job waited for in an earlier group has finished already.
+        let wait = spec
+            .misc
+            .wait_for
+            .as_ref()
+            .and_then(|name| members[..k].iter().position(|&m| &jobs[m].name == name).map(|i| running[i].clone()));
         for c in 0..spec.numjobs {
             let prepared = files::prepare(&spec, c, opts.allow_device, ledger)?;
             if spec.invalidate {
@@ -189,6 +210,8 @@ fn run_group(
                     files: prepared,
                     stop: opts.stop.clone(),
                     progress: Arc::new(ProgressCell::default()),
+                    wait: wait.clone(),
+                    running: running[k].clone(),
                 },
             });
         }

@@ -8,10 +8,11 @@
 
 use super::files::{self, PreparedFile};
 use super::logs::{Recorder, Sample};
-use super::offsets::OffsetGen;
+use super::offsets::{OffsetGen, Shape, Skew};
 use crate::ioengine::{self, Completion, EngineBuf, EngineConfig, EngineFile, IoEngine, IoOp, IoUnit, Queued};
 use crate::measure::usage::{CpuUsage, UsageMark};
 use crate::model::job::{BlockSize, JobSpec, READ, WRITE};
+use crate::model::job_misc::Sequencer;
 use crate::result::{OpClass, OpStats, Timeline};
 use crate::runner::buffers::{self, Buffers};
 use crate::runner::rng::Rng;
@@ -46,6 +47,10 @@ pub struct WorkerInput {
     pub files: Vec<PreparedFile>,
     pub stop: Arc<AtomicBool>,
     pub progress: Arc<ProgressCell>,
+    /// Clones of the job this one waits for (`wait_for`) still running.
+    pub wait: Option<Arc<AtomicU64>>,
+    /// This job's own count of clones still running, for its waiters.
+    pub running: Arc<AtomicU64>,
 }
 
 #[derive(Default)]
@@ -180,7 +185,9 @@ struct Worker<'a> {
     stats: [OpStats; 3],
     ticker: Ticker,
     window_start: Instant,
-    measuring: bool,
+    /// The ramp has ended (or there is none). Completions are recorded from
+    /// the start and reset when the ramp ends.
+    ramp_over: bool,
     /// Taken when the ramp starts; turned into `ramp_cpu` when it ends.
     ramp_mark: Option<UsageMark>,
     ramp_cpu: Option<CpuUsage>,
@@ -188,9 +195,53 @@ struct Worker<'a> {
     inflight: usize,
     error: Option<String>,
     paths: Vec<String>,
+    fds: Vec<i32>,
     iolog: Option<BufWriter<File>>,
     logs: Option<Recorder>,
     depths: Depths,
+    /// A read returned 0 bytes (end of a character device): the job ends, as in fio.
+    eof: bool,
+    /// fill_device: ENOSPC ends the job instead of failing it.
+    enospc_ends: bool,
+}
+
+/// Counts a job's running clones down when the worker ends, however it ends.
+struct RunningGuard(Arc<AtomicU64>);
+
+impl Drop for RunningGuard {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Release);
+    }
+}
+
+/// cpus_allowed / cpumask (split: one CPU per clone) and prio / prioclass,
+/// applied to this thread before any I/O.
+fn place_thread(spec: &JobSpec, clone: u32) -> Result<(), String> {
+    if let Some(cpus) = &spec.misc.cpus {
+        let chosen: Vec<usize> = if spec.misc.cpus_split { vec![cpus[clone as usize % cpus.len()]] } else { cpus.clone() };
+        // SAFETY: cpu_set_t is plain data (zeroed is the empty set); CPU_SET
+        // only writes bits below CPU_SETSIZE, which the check keeps; the
+        // call reads the set we own for its duration.
+        let r = unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            for &c in chosen.iter().filter(|&&c| c < libc::CPU_SETSIZE as usize) {
+                libc::CPU_SET(c, &mut set);
+            }
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+        };
+        if r != 0 {
+            return Err(format!("job '{}': cpus_allowed {chosen:?}: {}", spec.name, std::io::Error::last_os_error()));
+        }
+    }
+    if let Some((class, level)) = spec.misc.ioprio {
+        const IOPRIO_WHO_PROCESS: libc::c_int = 1;
+        // SAFETY: ioprio_set takes three integers; 0 means the calling thread.
+        let r = unsafe { libc::syscall(libc::SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, ((class << 13) | level) as libc::c_int) };
+        if r != 0 {
+            return Err(format!("job '{}': prioclass={class} prio={level}: {}", spec.name, std::io::Error::last_os_error()));
+        }
+    }
+    Ok(())
 }
 
 pub fn run(input: WorkerInput) -> WorkerOutput {
@@ -200,10 +251,26 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
     let (Some(info), Some(imp)) = (crate::model::engine::find(&spec.ioengine), ioengine::find(&spec.ioengine)) else {
         return fail(format!("unknown ioengine '{}'", spec.ioengine));
     };
+    let _running = RunningGuard(input.running.clone());
+    if let Err(e) = place_thread(&spec, input.clone) {
+        return fail(e);
+    }
+    if let Some(w) = &input.wait {
+        while w.load(Ordering::Acquire) > 0 && !input.stop.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
     let mut open = Vec::with_capacity(input.files.len());
     for f in &input.files {
+        if f.diskless {
+            open.push(None);
+            continue;
+        }
         match files::open(&spec, f, info.caps.mapped) {
-            Ok(file) => open.push(file),
+            Ok(file) => {
+                files::advise(&spec, &file, f);
+                open.push(Some(file));
+            }
             Err(e) => return fail(e),
         }
     }
@@ -219,7 +286,7 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
     let efiles: Vec<EngineFile> = open
         .iter()
         .zip(&input.files)
-        .map(|(f, p)| EngineFile { fd: f.as_raw_fd(), size: p.region.end, writable: spec.rw.writes() })
+        .map(|(f, p)| EngineFile { fd: f.as_ref().map_or(-1, |f| f.as_raw_fd()), size: p.region.end, writable: spec.rw.writes() })
         .collect();
     let ebufs: Vec<EngineBuf> = (0..depth).map(|i| EngineBuf { ptr: bufs.slot(i), len: bufs.len }).collect();
     let mut engine = engine;
@@ -260,16 +327,19 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
         ],
         ticker: Ticker::new(window_start, capacity),
         window_start,
-        measuring: spec.ramp_time.is_zero(),
+        ramp_over: spec.ramp_time.is_zero(),
         ramp_mark: (!spec.ramp_time.is_zero()).then(UsageMark::thread_now),
         ramp_cpu: None,
         with_submit: info.caps.is_async,
         inflight: 0,
         error: None,
         paths: input.files.iter().map(|f| f.path.display().to_string()).collect(),
+        fds: efiles.iter().map(|f| f.fd).collect(),
         iolog,
         logs,
         depths: Depths::default(),
+        eof: false,
+        enospc_ends: spec.misc.fill_device,
     };
     let partial = w.main_loop(&input.files, &input.stop, &input.progress, depth);
     if w.error.is_none() && spec.end_fsync && !partial {
@@ -285,18 +355,17 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
         }
         let _ = log.flush();
     }
-    let elapsed_ns = if w.measuring { end.saturating_duration_since(window_start).as_nanos() as u64 } else { 0 };
+    // A job that ended inside its ramp reports all it did, as fio does
+    // (its statistics are only reset when the ramp ends).
+    let from = if w.ramp_over { window_start } else { t0 };
+    let elapsed_ns = end.saturating_duration_since(from).as_nanos() as u64;
     if let Some(l) = w.logs.take() {
         if let Err(e) = l.finish(elapsed_ns) {
             w.set_error(e);
         }
     }
     drop(open);
-    let Worker { stats, ticker, error, mut ramp_cpu, ramp_mark, depths, .. } = w;
-    if let Some(m) = ramp_mark {
-        // Stopped or finished before the ramp ended: all of it was ramp.
-        ramp_cpu = Some(m.until(&UsageMark::thread_now()));
-    }
+    let Worker { stats, ticker, error, ramp_cpu, depths, .. } = w;
     let ops = stats.into_iter().zip(used).filter(|(_, u)| *u).map(|(s, _)| s).collect();
     WorkerOutput { ops, timeline: ticker.into_timeline(used, end), elapsed_ns, partial, error, ramp_cpu, depths }
 }
@@ -324,6 +393,8 @@ struct Budget {
     bytes: u64,
     issued: u64,
     time_based: bool,
+    ios: u64,
+    max_ios: u64,
 }
 
 impl Budget {
@@ -334,7 +405,7 @@ impl Budget {
                 return true;
             }
         }
-        !self.time_based && self.issued >= self.bytes
+        self.ios >= self.max_ios || (!self.time_based && self.issued >= self.bytes)
     }
 }
 
@@ -372,23 +443,55 @@ impl<'a> Worker<'a> {
     fn main_loop(&mut self, files: &[PreparedFile], stop: &AtomicBool, progress: &ProgressCell, depth: usize) -> bool {
         let spec = self.spec;
         let random = spec.rw.is_random();
-        let fixed_bs = spec.bs[READ].is_fixed() && spec.bs[WRITE].is_fixed();
-        let map = random && !spec.norandommap && fixed_bs;
-        let shared_gen = random && spec.bs[READ].min() == spec.bs[WRITE].min();
-        let mut gens: Vec<[OffsetGen; 2]> = files
-            .iter()
-            .map(|f| {
-                let mk = |d: usize, rng: &mut Rng| OffsetGen::new(f.region, spec.bs[d].min(), random, map, rng);
-                [mk(READ, &mut self.rng), mk(WRITE, &mut self.rng)]
-            })
-            .collect();
-        let per_loop: u64 = spec.io_size.unwrap_or_else(|| files.iter().map(|f| f.region.end - f.region.start).sum());
+        let variable = !(spec.bs[READ].is_fixed() && spec.bs[WRITE].is_fixed());
+        let m = &spec.misc;
+        let align = |d: usize| m.blockalign[d].unwrap_or_else(|| spec.bs[d].min());
+        let shared_gen = random && align(READ) == align(WRITE) && m.distribution[READ] == m.distribution[WRITE];
+        let zones = m.strided();
+        // Built once per file size: a zipf's normalising sum is costly on big files.
+        let mut skews: Vec<(u64, usize, Option<Skew>)> = Vec::new();
+        let mut gens: Vec<[OffsetGen; 2]> = Vec::with_capacity(files.len());
+        for f in files {
+            let mut mk = |d: usize, rng: &mut Rng| {
+                let a = align(d);
+                let n = (f.region.end - f.region.start).saturating_sub(spec.bs[d].min()) / a + 1;
+                let skew = match skews.iter().find(|s| s.0 == n && s.1 == d) {
+                    Some(s) => s.2.clone(),
+                    None => {
+                        let s = if random { Skew::new(&m.distribution[d], n, a, rng) } else { None };
+                        skews.push((n, d, s.clone()));
+                        s
+                    }
+                };
+                let shape = Shape {
+                    random,
+                    map: !spec.norandommap,
+                    variable,
+                    align: if random { a } else { spec.bs[d].min() },
+                    min_len: spec.bs[d].min(),
+                    skew,
+                    skip: m.seq_skip,
+                    every: m.rand_every,
+                    identical: m.sequencer == Sequencer::Identical,
+                    zones,
+                };
+                OffsetGen::new(f.region, shape, rng)
+            };
+            gens.push([mk(READ, &mut self.rng), mk(WRITE, &mut self.rng)]);
+        }
+        let sum_regions: u64 = files.iter().map(|f| f.region.end - f.region.start).sum();
+        // With filesize, size only sets how much I/O a loop does (fio).
+        let sized = if m.filesize.is_some() { spec.size } else { None };
+        let per_loop: u64 = spec.io_size.or(sized).unwrap_or(sum_regions);
         let mut budget = Budget {
             end_time: spec.runtime.map(|r| self.window_start + r),
             bytes: per_loop.saturating_mul(spec.loops as u64),
             issued: 0,
-            time_based: spec.time_based,
+            time_based: spec.time_based || m.fill_device,
+            ios: 0,
+            max_ios: m.number_ios.unwrap_or(u64::MAX),
         };
+        let drop_cache_on_wrap = spec.time_based && spec.invalidate && !spec.direct;
         // Rates hold from the first I/O on, ramp included.
         let mut pacer = Pacer { start: Instant::now(), bytes_per_s: spec.rate, iops: spec.rate_iops, sent_bytes: [0; 2], sent_ios: [0; 2] };
         let pacing = pacer.active();
@@ -416,9 +519,10 @@ impl<'a> Worker<'a> {
                     continue;
                 }
                 let now = Instant::now();
-                if !self.measuring && now >= self.window_start {
+                if !self.ramp_over && now >= self.window_start {
                     self.start_window();
                     budget.issued = 0;
+                    budget.ios = 0;
                 }
                 // One relaxed load of a flag nobody writes until Ctrl-C:
                 // it stays in this core's cache and costs ~1 ns.
@@ -427,7 +531,7 @@ impl<'a> Worker<'a> {
                     done = true;
                     break;
                 }
-                if budget.exhausted(now) || self.error.is_some() {
+                if budget.exhausted(now) || self.error.is_some() || self.eof {
                     done = true;
                     break;
                 }
@@ -440,11 +544,24 @@ impl<'a> Worker<'a> {
                 } else {
                     only
                 };
-                let len = self.block_len(dir);
                 let file = next_file;
                 next_file = if next_file + 1 == nfiles { 0 } else { next_file + 1 };
                 let gi = if shared_gen { READ } else { dir };
-                let offset = gens[file as usize][gi].next(len, &mut self.rng);
+                let g = &mut gens[file as usize][gi];
+                let offset = g.offset(&mut self.rng);
+                if g.wrapped {
+                    g.wrapped = false;
+                    if drop_cache_on_wrap {
+                        files::drop_cache(self.fds[file as usize]);
+                    }
+                }
+                let room = g.room(offset);
+                let mut len = self.block_len(dir);
+                if len > room {
+                    // As fio: draw again until the I/O fits before the end.
+                    len = (0..16).map(|_| self.block_len(dir)).find(|&l| l <= room).unwrap_or_else(|| spec.bs[dir].min());
+                }
+                let len = gens[file as usize][gi].commit(offset, len);
                 let mut start = now;
                 if pacing {
                     pacer.wait(dir, len, now, stop);
@@ -455,6 +572,7 @@ impl<'a> Worker<'a> {
                     start = Instant::now();
                 }
                 budget.issued += len;
+                budget.ios += 1;
                 progress.bytes.store(budget.issued, Ordering::Relaxed);
                 self.issue(dir, file, offset, len as u32, start);
                 if dir == WRITE && sync_every > 0 {
@@ -482,7 +600,9 @@ impl<'a> Worker<'a> {
 
     /// The ramp is over: forget what it recorded.
     fn start_window(&mut self) {
-        self.measuring = true;
+        self.ramp_over = true;
+        self.ticker.cur_ops = [0; 3];
+        self.ticker.cur_bytes = [0; 3];
         if let Some(m) = self.ramp_mark.take() {
             self.ramp_cpu = Some(m.until(&UsageMark::thread_now()));
         }
@@ -527,12 +647,12 @@ impl<'a> Worker<'a> {
         self.slots[slot as usize] = Slot { start, submitted: start, dir: dir as u8, len, file, offset };
         let op = if dir == READ { IoOp::Read } else { IoOp::Write };
         let io = IoUnit { op, file, offset, len, buf, slot };
-        if self.measuring {
+        if self.ramp_over {
             self.depths.level[Depths::level_bucket(self.inflight + 1)] += 1;
         }
         match self.engine.queue(&io) {
             Ok(Queued::Done(res)) => {
-                if self.measuring {
+                if self.ramp_over {
                     // A synchronous engine submits and completes one I/O per call.
                     self.depths.submit[1] += 1;
                     self.depths.complete[1] += 1;
@@ -556,7 +676,7 @@ impl<'a> Worker<'a> {
             self.set_error(format!("{}: submit: {e}", self.spec.ioengine));
         }
         let t = Instant::now();
-        if self.measuring {
+        if self.ramp_over {
             self.depths.submit[Depths::batch_bucket(self.batch.len())] += 1;
         }
         for &s in &self.batch {
@@ -570,7 +690,7 @@ impl<'a> Worker<'a> {
         match self.engine.reap(min, &mut comps) {
             Ok(n) => {
                 let t = Instant::now();
-                if self.measuring {
+                if self.ramp_over {
                     self.depths.complete[Depths::batch_bucket(n)] += 1;
                 }
                 for c in &comps[..n] {
@@ -593,12 +713,21 @@ impl<'a> Worker<'a> {
     fn complete(&mut self, slot: u32, res: i64, t: Instant) {
         let s = self.slots[slot as usize];
         if res != s.len as i64 {
-            // A failed or short transfer is an error, never an operation:
-            // it stays out of the counts, the bytes and the latencies.
-            self.io_error(&s, res);
-            return;
+            if res == 0 && s.dir as usize == READ {
+                // End of a character device (/dev/null): the job ends, and
+                // fio counts the empty read.
+                self.eof = true;
+            } else if res == -(libc::ENOSPC as i64) && self.enospc_ends && s.dir as usize == WRITE {
+                self.eof = true;
+                return;
+            } else {
+                // A failed or short transfer is an error, never an operation:
+                // it stays out of the counts, the bytes and the latencies.
+                self.io_error(&s, res);
+                return;
+            }
         }
-        if !self.measuring || s.start < self.window_start {
+        if self.ramp_over && s.start < self.window_start {
             return;
         }
         let d = s.dir as usize;

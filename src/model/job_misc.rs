@@ -1,0 +1,139 @@
+//! The less common parts of a fio-style job: where random offsets land
+//! (distributions, zones, alignment), how far each clone's region is moved,
+//! when a job starts and stops, and how its thread is placed. Kept apart
+//! from `job` so the common description stays short.
+
+use serde::Serialize;
+
+/// How random offsets are spread over a region (fio `random_distribution`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Distribution {
+    /// Uniform, through the random map unless `norandommap`.
+    Random,
+    /// Zipf with exponent θ (> 0, != 1); `center` in [0, 1) moves the hot spot.
+    Zipf { theta: f64, center: f64 },
+    /// Pareto with the power h in (0, 1).
+    Pareto { h: f64, center: f64 },
+    /// Gaussian with the standard deviation given as percent of the region.
+    Normal { dev_percent: f64, center: f64 },
+    /// `(percent of accesses, percent of the region)`, in region order.
+    Zoned(Vec<(u32, u32)>),
+    /// `(percent of accesses, bytes)`, from the region's start.
+    ZonedAbs(Vec<(u32, u64)>),
+}
+
+/// Which offset the I/Os between two sequencer steps use (fio `rw_sequencer`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Sequencer {
+    /// The ones after a new random offset follow it sequentially.
+    Sequential,
+    /// The same offset is used again.
+    Identical,
+}
+
+/// posix_fadvise hint at open (fio `fadvise_hint`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fadvise {
+    None,
+    /// RANDOM for random jobs, SEQUENTIAL otherwise (fio's default, `1`).
+    ByPattern,
+    Sequential,
+    Random,
+    Normal,
+}
+
+/// fio's `zonemode=strided`: I/O `size` bytes, then move on `skip` bytes;
+/// offsets stay within `range` bytes of each zone's start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct StridedZones {
+    pub size: u64,
+    pub range: u64,
+    pub skip: u64,
+}
+
+/// The option groups a job may set beyond the common ones.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct JobMisc {
+    /// Size of each file, or a range fio draws from per file (fio `filesize`).
+    pub filesize: Option<(u64, u64)>,
+    /// Per direction `[read, write]`.
+    pub distribution: [Distribution; 2],
+    /// `rw=MODE:N` for sequential jobs: bytes added after each I/O (may be
+    /// negative: the job goes backwards).
+    pub seq_skip: i64,
+    /// `rw=MODE:N` for random jobs: a new random offset every N I/Os.
+    pub rand_every: u32,
+    pub sequencer: Sequencer,
+    /// Offsets are multiples of this, per direction (fio `blockalign`).
+    pub blockalign: [Option<u64>; 2],
+    /// Clone k starts at `offset + k * offset_increment`.
+    pub offset_increment: u64,
+    /// Stop after this many I/Os (fio `number_ios`).
+    pub number_ios: Option<u64>,
+    /// Start when every clone of this job has finished (fio `wait_for`).
+    pub wait_for: Option<String>,
+    /// Write until the device is full (fio `fill_device`).
+    pub fill_device: bool,
+    /// `zonemode=strided` (true), `none` (false), or not given.
+    pub zonemode_strided: Option<bool>,
+    pub zonesize: u64,
+    pub zonerange: u64,
+    pub zoneskip: u64,
+    pub fadvise: Fadvise,
+    /// CPUs the job's threads may run on (fio `cpus_allowed`/`cpumask`).
+    pub cpus: Option<Vec<usize>>,
+    /// `cpus_allowed_policy=split`: clone k runs on the k-th allowed CPU only.
+    pub cpus_split: bool,
+    /// I/O priority `(class, level)` set with ioprio_set on each thread.
+    pub ioprio: Option<(u32, u32)>,
+    /// fio's `filename_format`, with `$jobname`, `$jobnum`, `$filenum`, `$clientuid`.
+    pub filename_format: Option<String>,
+    /// Lay out write-only files with data first (fio `overwrite`).
+    pub overwrite: bool,
+    /// fio `allow_file_create`: 0 refuses files that do not exist.
+    pub allow_file_create: bool,
+}
+
+impl JobMisc {
+    /// The strided zones in effect: `zonemode=strided`, or a zone size
+    /// given without any zonemode, as fio reads older job files.
+    pub fn strided(&self) -> Option<StridedZones> {
+        let on = self.zonemode_strided.unwrap_or(self.zonesize > 0);
+        (on && self.zonesize > 0).then(|| StridedZones {
+            size: self.zonesize,
+            range: if self.zonerange > 0 { self.zonerange.max(self.zonesize) } else { self.zonesize },
+            skip: self.zoneskip,
+        })
+    }
+}
+
+impl Default for JobMisc {
+    fn default() -> Self {
+        JobMisc {
+            filesize: None,
+            distribution: [Distribution::Random, Distribution::Random],
+            seq_skip: 0,
+            rand_every: 1,
+            sequencer: Sequencer::Sequential,
+            blockalign: [None, None],
+            offset_increment: 0,
+            number_ios: None,
+            wait_for: None,
+            fill_device: false,
+            zonemode_strided: None,
+            zonesize: 0,
+            zonerange: 0,
+            zoneskip: 0,
+            fadvise: Fadvise::ByPattern,
+            cpus: None,
+            cpus_split: false,
+            ioprio: None,
+            filename_format: None,
+            overwrite: false,
+            allow_file_create: true,
+        }
+    }
+}
