@@ -59,6 +59,13 @@ pub fn render(r: &RunResult) -> String {
 }
 
 fn render_with(r: &RunResult, plus: bool) -> String {
+    let mut s = serde_json::to_string_pretty(&document(r, plus)).expect("json");
+    s.push('\n');
+    s
+}
+
+/// fio's JSON document of a run; the terse format is a projection of it.
+pub(super) fn document(r: &RunResult, plus: bool) -> Value {
     let jobs: Vec<Value> = r.jobs.iter().map(|j| job(r, j, plus)).collect();
     let mut top = Map::new();
     top.insert("fio version".into(), json!(format!("fsbench-{}", r.fsbench_version)));
@@ -85,9 +92,7 @@ fn render_with(r: &RunResult, plus: bool) -> String {
     if !disks.is_empty() {
         top.insert("disk_util".into(), Value::Array(disks));
     }
-    let mut s = serde_json::to_string_pretty(&Value::Object(top)).expect("json");
-    s.push('\n');
-    s
+    Value::Object(top)
 }
 
 fn ctime(unix: u64) -> String {

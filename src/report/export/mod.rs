@@ -6,6 +6,7 @@
 
 pub mod csv;
 pub mod fio_json;
+pub mod fio_terse;
 pub mod json;
 pub mod markdown;
 pub mod text;
@@ -96,7 +97,7 @@ pub trait Exporter: Sync {
 
 /// Every output format, the default first.
 pub static EXPORTERS: &[&dyn Exporter] =
-    &[&text::Text, &json::Json, &fio_json::FioJson, &fio_json::FioJsonPlus, &csv::Csv, &markdown::Markdown];
+    &[&text::Text, &json::Json, &fio_json::FioJson, &fio_json::FioJsonPlus, &fio_terse::FioTerse, &csv::Csv, &markdown::Markdown];
 
 pub fn find(name: &str) -> Option<&'static dyn Exporter> {
     EXPORTERS.iter().copied().find(|e| e.name() == name || e.aliases().contains(&name))
