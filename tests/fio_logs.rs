@@ -131,9 +131,9 @@ fn averaged_logs_and_fio2gnuplot() {
             assert_eq!(&l[2..], &[1, 0, 0], "ddir write, bs and prio 0 when averaged");
         }
         let mid: Vec<u64> = iops[1..iops.len() - 1].iter().map(|l| l[1]).collect();
-        assert!(mid.iter().all(|&x| (40..=60).contains(&x)), "{mid:?}");
+        assert!(mid.iter().all(|&x| (30..=70).contains(&x)), "{mid:?}");
         let bw = rows(&dir.path().join(format!("avg_bw.{n}.log")));
-        assert!(bw[1..bw.len() - 1].iter().all(|l| (160..=240).contains(&l[1])), "{bw:?}");
+        assert!(bw[1..bw.len() - 1].iter().all(|l| (120..=280).contains(&l[1])), "{bw:?}");
     }
     if !have("fio2gnuplot") {
         skip("fio2gnuplot not installed (Debian package fio)");
@@ -148,7 +148,7 @@ fn averaged_logs_and_fio2gnuplot() {
     let field = |k: &str| global.lines().find_map(|l| l.strip_prefix(&format!("{k}="))).unwrap().parse::<f64>().unwrap();
     assert_eq!(field("disks_count"), 2.0, "{global}");
     assert!(field("values_count") >= 18.0, "{global}");
-    assert!((40.0..=60.0).contains(&field("avg")), "{global}");
+    assert!((35.0..=65.0).contains(&field("avg")), "{global}");
 }
 
 #[test]
@@ -290,4 +290,43 @@ fn fio_json_has_every_key_fio_writes() {
     assert!((sum - 100.0).abs() < 0.01, "{sum}");
     let depth_total: f64 = ours["jobs"][0]["iodepth_level"].as_object().unwrap().values().map(|v| v.as_f64().unwrap()).sum();
     assert!((depth_total - 100.0).abs() < 0.01, "{depth_total}");
+}
+
+/// fio-plot (a pip package, so usually absent: then skipped) draws
+/// fsbench's logs (-g) and json's latency maps (-H). Its own naming rules:
+/// files named RW-iodepth-D-numjobs-N, and rw, iodepth and numjobs among
+/// the job options. `FIO_PLOT` may name the program.
+#[test]
+fn fio_plot_draws_the_logs_and_the_latency_histogram() {
+    let prog = std::env::var("FIO_PLOT").unwrap_or_else(|_| "fio-plot".into());
+    if Command::new(&prog).arg("--help").output().map(|o| !o.status.success()).unwrap_or(true) {
+        skip("fio-plot not installed (pip install fio-plot; or set FIO_PLOT)");
+        return;
+    }
+    let dir = disk_tempdir();
+    let d = format!("--directory={}", s(dir.path()));
+    let p = "randread-iodepth-1-numjobs-1";
+    let o = format!("--output={p}.json");
+    let logs: Vec<String> = ["bw", "lat", "iops"].iter().map(|k| format!("--write_{k}_log={p}")).collect();
+    let mut args = vec!["--name=p", "--rw=randread", "--iodepth=1", "--numjobs=1", "--bs=4k", "--size=8m", "--runtime=1", "--time_based"];
+    args.extend(["--log_avg_msec=100", "--output-format=fio-json", &o, &d]);
+    args.extend(logs.iter().map(String::as_str));
+    run_in(dir.path(), &args);
+    let json = std::fs::read_to_string(dir.path().join(format!("{p}.json"))).unwrap();
+    assert!(json.contains("\"fio version\""), "fio-plot reads fio's layout: {}", &json[..200.min(json.len())]);
+    for (flag, png) in [("-g", "g.png"), ("-H", "h.png")] {
+        let mut c = Command::new(&prog);
+        c.args(["-i", &s(dir.path()), "-T", "t", flag, "-r", "randread", "-d", "1", "-n", "1", "-o", &s(&dir.path().join(png))]);
+        if flag == "-g" {
+            c.args(["-t", "bw", "iops", "lat"]);
+        }
+        let out = c.output().unwrap();
+        let size = std::fs::metadata(dir.path().join(png)).map(|m| m.len()).unwrap_or(0);
+        assert!(
+            size > 10_000,
+            "fio-plot {flag}: no picture: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }

@@ -55,3 +55,30 @@ pub static LOGS: &[OptDef] = &[
     opt!("per_job_logs", [], "one log file per thread, .N.log (1, default) or per job (0)", Bool(|j, b| j.spec.logs.per_job_logs = b)),
     opt!("log_prio", [], "log the whole I/O priority (0/1; fsbench issues unprioritised I/O, so 0)", Bool(|j, b| j.spec.logs.prio = b)),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::super::options::{find, JobState};
+    use crate::model::logs::LogName;
+
+    fn apply(j: &mut JobState, name: &str, v: &str) -> Result<(), String> {
+        find(name).unwrap().apply(j, v)
+    }
+
+    #[test]
+    fn log_options_set_the_log_spec() {
+        let mut j = JobState::new("j");
+        assert!(find("write_bw_log").unwrap().bare_ok());
+        apply(&mut j, "write_bw_log", "1").unwrap();
+        apply(&mut j, "write_lat_log", "lat").unwrap();
+        apply(&mut j, "log_avg_msec", "500").unwrap();
+        apply(&mut j, "log_hist_coarseness", "3").unwrap();
+        apply(&mut j, "per_job_logs", "0").unwrap();
+        let l = &j.spec.logs;
+        assert_eq!(l.bw, Some(LogName::JobName));
+        assert_eq!(l.lat, Some(LogName::Prefix("lat".into())));
+        assert_eq!((l.avg_msec, l.hist_coarseness, l.per_job_logs), (500, 3, false));
+        assert!(apply(&mut j, "log_hist_coarseness", "7").is_err(), "fio's bins merge at most 2^6 at a time");
+        assert!(apply(&mut j, "log_avg_msec", "-1").is_err());
+    }
+}

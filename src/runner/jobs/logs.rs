@@ -32,6 +32,11 @@ pub struct Sample {
 
 /// Samples per chunk handed to the writer: 8192 × 48 bytes.
 const CHUNK: usize = 8192;
+/// Chunks one worker may have allocated (about 100 MB): a writer that
+/// cannot keep up (millions of I/Os per second, each a line in several
+/// files) then holds the I/O back, as fio's inline logging does, rather
+/// than let memory grow with the run.
+const MAX_CHUNKS: usize = 256;
 /// Bytes of formatted text gathered per file before one `write` (always
 /// whole lines, so clones sharing a file with per_job_logs=0 never split
 /// one another's lines).
@@ -75,6 +80,8 @@ pub struct Recorder {
     chunk: Vec<Sample>,
     full: Sender<Vec<Sample>>,
     spare: Receiver<Vec<Sample>>,
+    /// Chunks allocated so far (the one being filled included).
+    chunks: usize,
     writer: JoinHandle<Result<(), String>>,
 }
 
@@ -112,7 +119,7 @@ impl Recorder {
                 w.finish(last_t)
             })
             .map_err(|e| format!("cannot start the log writer thread: {e}"))?;
-        Ok(Some(Recorder { chunk: Vec::with_capacity(CHUNK), full, spare, writer }))
+        Ok(Some(Recorder { chunk: Vec::with_capacity(CHUNK), full, spare, chunks: 2, writer }))
     }
 
     #[inline]
@@ -125,8 +132,16 @@ impl Recorder {
 
     #[cold]
     fn hand_over(&mut self) {
-        // A writer that lags gets a new chunk rather than stalling the I/O.
-        let next = self.spare.try_recv().unwrap_or_else(|_| Vec::with_capacity(CHUNK));
+        // A writer that lags gets a new chunk rather than stalling the I/O,
+        // up to MAX_CHUNKS.
+        let next = match self.spare.try_recv() {
+            Ok(c) => c,
+            Err(_) if self.chunks < MAX_CHUNKS => {
+                self.chunks += 1;
+                Vec::with_capacity(CHUNK)
+            }
+            Err(_) => self.spare.recv().unwrap_or_else(|_| Vec::with_capacity(CHUNK)),
+        };
         let full = std::mem::replace(&mut self.chunk, next);
         let _ = self.full.send(full);
     }
