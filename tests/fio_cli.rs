@@ -141,3 +141,34 @@ fn showcmd_prints_what_fio_prints() {
     let fio = std::process::Command::new("fio").arg("--showcmd").arg(&job).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&ours.stdout), String::from_utf8_lossy(&fio.stdout));
 }
+
+#[test]
+fn minimal_gives_fio_terse_lines_fields_where_fio_has_them() {
+    if !have("fio") {
+        skip("fio is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("t.fio");
+    std::fs::write(
+        &job,
+        format!("[a]\nrw=randread\nsize=1m\nbs=4k\ndirectory={}\n[b]\nrw=write\nsize=512k\nbs=64k\n", dir.path().display()),
+    )
+    .unwrap();
+    let ours = run(&[job.to_str().unwrap(), "-minimal", "--no-progress"], dir.path());
+    assert!(ours.status.success(), "{}", String::from_utf8_lossy(&ours.stderr));
+    let fio = std::process::Command::new("fio").arg("--minimal").arg(&job).current_dir(dir.path()).output().unwrap();
+    let lines =
+        |o: &[u8]| -> Vec<Vec<String>> { String::from_utf8_lossy(o).lines().map(|l| l.split(';').map(str::to_string).collect()).collect() };
+    let (ours, theirs) = (lines(&ours.stdout), lines(&fio.stdout));
+    assert_eq!(ours.len(), 2, "one line per job");
+    assert_eq!(ours.len(), theirs.len());
+    for (o, t) in ours.iter().zip(&theirs) {
+        // 121 fields before the disk utilisation, which depends on the devices watched.
+        assert!(o.len() >= 121 && t.len() >= 121, "{} / {} fields", o.len(), t.len());
+        assert_eq!((o[0].as_str(), &o[2]), ("3", &t[2]), "version and job name");
+        // io_kbytes of read (field 6) and write (field 47): the same work.
+        assert_eq!((&o[5], &o[46]), (&t[5], &t[46]), "kbytes read/write");
+        assert!(o[17].contains("%=") && o[88].ends_with('%'), "percentile and cpu forms: {} {}", o[17], o[88]);
+    }
+}
