@@ -4,6 +4,7 @@
 //! `JobSpec`s; the runner consumes them. Nothing here knows about fio syntax:
 //! every value is already parsed, unit-resolved and validated.
 
+use super::verify::VerifySpec;
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -206,6 +207,8 @@ pub struct JobSpec {
     pub new_group: bool,
     /// Log every I/O to this file (fio `write_iolog`, iolog version 2).
     pub write_iolog: Option<PathBuf>,
+    /// Data verification (fio `verify=` and its companions).
+    pub verify: VerifySpec,
     /// The options as the user gave them, in order, for the report.
     #[serde(skip)]
     pub options: Vec<(String, String)>,
@@ -267,6 +270,7 @@ impl JobSpec {
             stonewall: false,
             new_group: false,
             write_iolog: None,
+            verify: VerifySpec::default(),
             options: Vec::new(),
         }
     }

@@ -13,6 +13,7 @@ pub mod flow;
 pub mod job;
 pub mod postmark;
 pub mod recipe;
+pub mod verify;
 
 use std::path::PathBuf;
 

@@ -314,3 +314,4 @@ pub mod load;
 pub mod postmark;
 #[cfg(test)]
 pub(crate) mod testutil;
+pub mod verify;

@@ -93,7 +93,14 @@ fn job(r: &RunResult, j: &JobResult) -> Value {
     let mut m = Map::new();
     m.insert("jobname".into(), json!(j.name));
     m.insert("groupid".into(), json!(j.group));
-    m.insert("error".into(), json!(if j.error.is_some() { 5 } else { 0 }));
+    let verify = crate::result::verify::VerifyStats::of(j);
+    // fio fails a job whose data does not verify with EILSEQ (84), other I/O errors with EIO.
+    let code = match (&j.error, &verify) {
+        (None, _) => 0,
+        (Some(_), Some(v)) if v.mismatches > 0 => libc::EILSEQ,
+        (Some(_), _) => libc::EIO,
+    };
+    m.insert("error".into(), json!(code));
     m.insert("eta".into(), json!(0));
     m.insert("elapsed".into(), json!(secs.round() as u64));
     m.insert("job options".into(), json!(j.options));
@@ -110,6 +117,13 @@ fn job(r: &RunResult, j: &JobResult) -> Value {
     m.insert("minf".into(), json!(minf));
     m.insert("latency_ns".into(), buckets(&all, 1, &[2, 4, 10, 20, 50, 100, 250, 500, 750, 1000]));
     m.insert("latency_us".into(), buckets(&all, 1000, &[2, 4, 10, 20, 50, 100, 250, 500, 750, 1000]));
+    if let Some(v) = verify {
+        // Not a fio field (fio prints only failures): what was read back and checked.
+        m.insert(
+            "verify".into(),
+            json!({ "method": v.method, "verified_blocks": v.blocks, "verified_bytes": v.bytes, "mismatches": v.mismatches }),
+        );
+    }
     m.insert("latency_ms".into(), buckets(&all, 1_000_000, &[2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000]));
     Value::Object(m)
 }

@@ -37,6 +37,17 @@ pub fn job(s: &mut String, j: &JobResult) {
     for op in &j.ops {
         op_block(s, j, op);
     }
+    if let Some(v) = crate::result::verify::VerifyStats::of(j) {
+        let _ = writeln!(
+            s,
+            "  verify {}: {} blocks ({}) checked, {} mismatch{}",
+            v.method,
+            thousands(v.blocks),
+            bytes(v.bytes),
+            thousands(v.mismatches),
+            if v.mismatches == 1 { "" } else { "es" }
+        );
+    }
     s.push('\n');
 }
 

@@ -1,9 +1,11 @@
 //! Executes fio-model jobs: groups (stonewall), clones (numjobs), files,
 //! worker threads, and the accounting around each group.
 
+mod checksum;
 pub mod files;
 pub mod offsets;
 pub mod progress;
+pub mod verify;
 pub mod worker;
 
 use crate::host::proc_io::process_io;
@@ -74,6 +76,41 @@ pub fn warnings_for(spec: &JobSpec) -> Vec<String> {
     }
     if spec.rw.is_random() && !spec.norandommap && !(spec.bs[0].is_fixed() && spec.bs[1].is_fixed()) {
         w.push(format!("job '{name}': variable block sizes use uniform random offsets (as with norandommap)"));
+    }
+    w.extend(verify_warnings(spec, info.name));
+    w
+}
+
+/// What fio's verification options do differently here, said once.
+fn verify_warnings(spec: &JobSpec, engine: &str) -> Vec<String> {
+    let v = &spec.verify;
+    let name = &spec.name;
+    let mut w = Vec::new();
+    let Some(method) = v.method else {
+        if v.only || v.backlog > 0 || v.pattern.is_some() {
+            w.push(format!("job '{name}': verify options without verify= do nothing"));
+        }
+        return w;
+    };
+    if v.async_threads > 0 {
+        w.push(format!("job '{name}': verify_async={} runs synchronously: fsbench checks blocks in the job's own thread", v.async_threads));
+    }
+    if v.state_load {
+        w.push(format!("job '{name}': verify_state_load is ignored: fsbench keeps no verify state files; verify_only checks every block the job writes"));
+    }
+    if spec.rw.writes() && v.do_verify && spec.time_based && spec.runtime.is_some() && v.backlog == 0 && !spec.rw.reads() {
+        w.push(format!("job '{name}': the verification read phase will never start because the write phase uses all of runtime (as in fio); add verify_backlog"));
+    }
+    if engine == "null" {
+        w.push(format!("job '{name}': ioengine=null moves no data, so verify={} only pretends to check (as in fio)", method.name()));
+    }
+    if spec.rw.writes() && (spec.buffer.refill || v.pattern.as_ref().is_some_and(|p| !p.offset_at.is_empty())) && method.checksum_len() > 0
+    {
+        w.push(format!(
+            "job '{name}': {} makes each write's content new, so its {} checksum is computed in the write path, as fio does",
+            if spec.buffer.refill { "refill_buffers" } else { "verify_pattern with %o" },
+            method.name()
+        ));
     }
     w
 }
@@ -184,6 +221,7 @@ fn run_group(
                     files: prepared,
                     stop: opts.stop.clone(),
                     progress: Arc::new(ProgressCell::default()),
+                    events: opts.events.clone(),
                 },
             });
         }
@@ -278,6 +316,12 @@ fn collect_results(gid: u32, members: &[usize], jobs: &[JobSpec], outputs: Vec<(
             r.error = w.error;
         }
         r.timeline.merge(&w.timeline);
+        if let Some(v) = &w.verify {
+            let mut all = crate::result::verify::VerifyStats::of(r)
+                .unwrap_or_else(|| crate::result::verify::VerifyStats { method: v.method.clone(), ..Default::default() });
+            all.merge(v);
+            all.store(r);
+        }
         for op in w.ops {
             match r.ops.iter_mut().find(|o| o.name == op.name) {
                 Some(o) => o.merge(&op),

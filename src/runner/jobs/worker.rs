@@ -7,11 +7,13 @@
 
 use super::files::{self, PreparedFile};
 use super::offsets::OffsetGen;
+use super::verify::{Expect, Stamp, Verifier, VerifyStats};
 use crate::ioengine::{self, Completion, EngineBuf, EngineConfig, EngineFile, IoEngine, IoOp, IoUnit, Queued};
 use crate::measure::usage::{CpuUsage, UsageMark};
 use crate::model::job::{BlockSize, JobSpec, READ, WRITE};
 use crate::result::{OpClass, OpStats, Timeline};
 use crate::runner::buffers::{self, Buffers};
+use crate::runner::events::Events;
 use crate::runner::rng::Rng;
 use crate::runner::sleep_unless_stopped;
 use std::fs::File;
@@ -41,6 +43,8 @@ pub struct WorkerInput {
     pub files: Vec<PreparedFile>,
     pub stop: Arc<AtomicBool>,
     pub progress: Arc<ProgressCell>,
+    /// Verification failures are told here as they happen.
+    pub events: Arc<dyn Events>,
 }
 
 #[derive(Default)]
@@ -53,6 +57,7 @@ pub struct WorkerOutput {
     /// This thread's CPU during its ramp, which the group's CPU leaves out
     /// (CPU per op is over the measured ops only).
     pub ramp_cpu: Option<CpuUsage>,
+    pub verify: Option<VerifyStats>,
 }
 
 #[derive(Clone, Copy)]
@@ -63,6 +68,12 @@ struct Slot {
     len: u32,
     file: u32,
     offset: u64,
+    /// Writes: the job's write count at issue (the header's sequence number).
+    numberio: u16,
+    /// Reads: check the data when it arrives (read-back or a verifying read job).
+    check: bool,
+    expect_numberio: Option<u16>,
+    expect_seed: Option<u64>,
 }
 
 /// Per-interval counters, pushed into preallocated series once a second.
@@ -138,11 +149,20 @@ struct Worker<'a> {
     error: Option<String>,
     paths: Vec<String>,
     iolog: Option<BufWriter<File>>,
+    verifier: Option<Verifier>,
+    /// verify_only: the write workload runs without I/O, only recording
+    /// what it would have written.
+    dry_run: bool,
+    writes_issued: u64,
+    progress_base: u64,
+    events: Arc<dyn Events>,
+    failures: Vec<String>,
 }
 
 pub fn run(input: WorkerInput) -> WorkerOutput {
     let spec = input.spec.clone();
-    let used = [spec.rw.reads(), spec.rw.writes(), spec.fsync > 0 || spec.fdatasync > 0 || spec.end_fsync];
+    let reads_back = spec.verify.enabled() && spec.rw.writes() && (spec.verify.do_verify || spec.verify.only);
+    let used = [spec.rw.reads() || reads_back, spec.rw.writes(), spec.fsync > 0 || spec.fdatasync > 0 || spec.end_fsync];
     let fail = |e: String| WorkerOutput { error: Some(e), ..WorkerOutput::default() };
     let (Some(info), Some(imp)) = (crate::model::engine::find(&spec.ioengine), ioengine::find(&spec.ioengine)) else {
         return fail(format!("unknown ioengine '{}'", spec.ioengine));
@@ -169,6 +189,14 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
         .map(|(f, p)| EngineFile { fd: f.as_raw_fd(), size: p.region.end, writable: spec.rw.writes() })
         .collect();
     let ebufs: Vec<EngineBuf> = (0..depth).map(|i| EngineBuf { ptr: bufs.slot(i), len: bufs.len }).collect();
+    let verifier = spec.verify.enabled().then(|| {
+        let paths = input.files.iter().map(|f| f.path.clone()).collect();
+        let regions: Vec<(u64, u64)> = input.files.iter().map(|f| (f.region.start, f.region.end)).collect();
+        let mut v = Verifier::new(&spec, input.clone, depth, paths, &regions, info.name == "null");
+        let ptrs: Vec<*mut u8> = (0..depth).map(|i| bufs.slot(i)).collect();
+        v.prepare(&ptrs, bufs.len);
+        v
+    });
     let mut engine = engine;
     if let Err(e) = engine.setup(&efiles, &ebufs) {
         return fail(format!("ioengine {}: setup: {e}", info.name));
@@ -185,7 +213,18 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
     let window_start = t0 + spec.ramp_time;
     let capacity = spec.runtime.map(|r| r.as_secs() as usize + 2).unwrap_or(64);
     let now = t0;
-    let blank = Slot { start: now, submitted: now, dir: 0, len: 0, file: 0, offset: 0 };
+    let blank = Slot {
+        start: now,
+        submitted: now,
+        dir: 0,
+        len: 0,
+        file: 0,
+        offset: 0,
+        numberio: 0,
+        check: false,
+        expect_numberio: None,
+        expect_seed: None,
+    };
     let mut w = Worker {
         spec: &spec,
         engine,
@@ -210,8 +249,26 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
         error: None,
         paths: input.files.iter().map(|f| f.path.display().to_string()).collect(),
         iolog,
+        verifier,
+        dry_run: spec.verify.only && spec.verify.enabled() && spec.rw.writes(),
+        writes_issued: 0,
+        progress_base: 0,
+        events: input.events.clone(),
+        failures: Vec::with_capacity(8),
     };
-    let partial = w.main_loop(&input.files, &input.stop, &input.progress, depth);
+    // fio verifies after each loop; without a read-back the loops run as one.
+    let rounds = if reads_back { spec.loops } else { 1 };
+    let mut partial = false;
+    for _ in 0..rounds {
+        partial = w.main_loop(&input.files, &input.stop, &input.progress, depth, if reads_back { 1 } else { spec.loops });
+        if partial || w.error.is_some() || !reads_back {
+            break;
+        }
+        partial = w.read_back(&input.stop, depth, false);
+        if partial || w.error.is_some() {
+            break;
+        }
+    }
     if w.error.is_none() && spec.end_fsync && !partial {
         for file in 0..efiles.len() as u32 {
             w.sync_now(file, IoOp::Fsync);
@@ -227,13 +284,19 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
     }
     let elapsed_ns = if w.measuring { end.saturating_duration_since(window_start).as_nanos() as u64 } else { 0 };
     drop(open);
-    let Worker { stats, ticker, error, mut ramp_cpu, ramp_mark, .. } = w;
+    let Worker { stats, ticker, mut error, mut ramp_cpu, ramp_mark, verifier, .. } = w;
+    let verify = verifier.map(|v| {
+        if error.is_none() && v.stats.mismatches > 0 {
+            error = v.first_failure.clone();
+        }
+        v.stats
+    });
     if let Some(m) = ramp_mark {
         // Stopped or finished before the ramp ended: all of it was ramp.
         ramp_cpu = Some(m.until(&UsageMark::thread_now()));
     }
     let ops = stats.into_iter().zip(used).filter(|(_, u)| *u).map(|(s, _)| s).collect();
-    WorkerOutput { ops, timeline: ticker.into_timeline(used, end), elapsed_ns, partial, error, ramp_cpu }
+    WorkerOutput { ops, timeline: ticker.into_timeline(used, end), elapsed_ns, partial, error, ramp_cpu, verify }
 }
 
 fn seed_from_clock() -> u64 {
@@ -304,7 +367,7 @@ impl Pacer {
 }
 
 impl<'a> Worker<'a> {
-    fn main_loop(&mut self, files: &[PreparedFile], stop: &AtomicBool, progress: &ProgressCell, depth: usize) -> bool {
+    fn main_loop(&mut self, files: &[PreparedFile], stop: &AtomicBool, progress: &ProgressCell, depth: usize, loops: u32) -> bool {
         let spec = self.spec;
         let random = spec.rw.is_random();
         let fixed_bs = spec.bs[READ].is_fixed() && spec.bs[WRITE].is_fixed();
@@ -320,13 +383,13 @@ impl<'a> Worker<'a> {
         let per_loop: u64 = spec.io_size.unwrap_or_else(|| files.iter().map(|f| f.region.end - f.region.start).sum());
         let mut budget = Budget {
             end_time: spec.runtime.map(|r| self.window_start + r),
-            bytes: per_loop.saturating_mul(spec.loops as u64),
+            bytes: per_loop.saturating_mul(loops as u64),
             issued: 0,
             time_based: spec.time_based,
         };
         // Rates hold from the first I/O on, ramp included.
         let mut pacer = Pacer { start: Instant::now(), bytes_per_s: spec.rate, iops: spec.rate_iops, sent_bytes: [0; 2], sent_ios: [0; 2] };
-        let pacing = pacer.active();
+        let pacing = pacer.active() && !self.dry_run;
         let mixed = spec.rw.reads() && spec.rw.writes();
         let only = if spec.rw.reads() { READ } else { WRITE };
         let sync_every = if spec.fsync > 0 { spec.fsync } else { spec.fdatasync };
@@ -366,6 +429,18 @@ impl<'a> Worker<'a> {
                     done = true;
                     break;
                 }
+                if self.verifier.as_ref().is_some_and(|v| v.backlog_due()) {
+                    // Check the oldest completed writes before writing on.
+                    while self.inflight > 0 {
+                        self.reap(self.inflight);
+                    }
+                    if self.read_back(stop, depth, true) {
+                        partial = true;
+                        done = true;
+                        break;
+                    }
+                    continue;
+                }
                 let dir = if mixed {
                     if self.rng.below(100) < spec.rwmixread as u64 {
                         READ
@@ -385,12 +460,12 @@ impl<'a> Worker<'a> {
                     pacer.wait(dir, len, now, stop);
                     start = Instant::now();
                 }
-                if !spec.thinktime.is_zero() {
+                if !spec.thinktime.is_zero() && !self.dry_run {
                     std::thread::sleep(spec.thinktime);
                     start = Instant::now();
                 }
                 budget.issued += len;
-                progress.bytes.store(budget.issued, Ordering::Relaxed);
+                progress.bytes.store(self.progress_base + budget.issued, Ordering::Relaxed);
                 self.issue(dir, file, offset, len as u32, start);
                 if dir == WRITE && sync_every > 0 {
                     writes += 1;
@@ -412,7 +487,118 @@ impl<'a> Worker<'a> {
                 break;
             }
         }
+        self.progress_base += budget.issued;
         partial
+    }
+
+    /// Read back and check what was written: the backlog's next batch, or
+    /// every block not yet checked. Stops at the runtime's end, like fio.
+    /// Returns true when stopped by the user.
+    fn read_back(&mut self, stop: &AtomicBool, depth: usize, backlog: bool) -> bool {
+        let end_time = self.spec.runtime.map(|r| self.window_start + r);
+        let batch = self.verifier.as_ref().map_or(0, |v| v.batch);
+        let mut cursor = (0u32, 0usize);
+        let mut n = 0u64;
+        let mut done = false;
+        let mut partial = false;
+        loop {
+            while !done && self.inflight < depth {
+                let now = Instant::now();
+                if !self.measuring && now >= self.window_start {
+                    self.start_window();
+                }
+                if stop.load(Ordering::Relaxed) {
+                    partial = true;
+                    done = true;
+                    break;
+                }
+                if self.error.is_some() || end_time.is_some_and(|e| now >= e) || (backlog && n >= batch) {
+                    done = true;
+                    break;
+                }
+                let Some(v) = self.verifier.as_mut() else { break };
+                let next = if backlog { v.next_backlog() } else { v.next_pending(&mut cursor) };
+                let Some(x) = next else {
+                    done = true;
+                    break;
+                };
+                n += 1;
+                self.issue_check(&x, now);
+            }
+            if !self.batch.is_empty() {
+                self.commit();
+            }
+            if self.inflight > 0 && (self.inflight == depth || done) {
+                self.reap(self.inflight.min(depth));
+            }
+            if (done || self.verifier.is_none()) && self.inflight == 0 {
+                break;
+            }
+        }
+        partial
+    }
+
+    /// Issue the read of a block to check.
+    fn issue_check(&mut self, x: &Expect, start: Instant) {
+        let slot = self.free.pop().expect("a free slot whenever inflight < depth");
+        let buf = self.bufs.slot(slot as usize);
+        if let Some(v) = self.verifier.as_mut() {
+            v.dirty(slot as usize);
+        }
+        self.slots[slot as usize] = Slot {
+            start,
+            submitted: start,
+            dir: READ as u8,
+            len: x.len,
+            file: x.file,
+            offset: x.offset,
+            numberio: 0,
+            check: true,
+            expect_numberio: x.numberio,
+            expect_seed: x.seed,
+        };
+        let io = IoUnit { op: IoOp::Read, file: x.file, offset: x.offset, len: x.len, buf, slot };
+        self.queue_io(slot, &io);
+    }
+
+    #[inline]
+    fn queue_io(&mut self, slot: u32, io: &IoUnit) {
+        match self.engine.queue(io) {
+            Ok(Queued::Done(res)) => {
+                self.complete(slot, res, Instant::now());
+                self.free.push(slot);
+            }
+            Ok(Queued::Pending) => {
+                self.inflight += 1;
+                self.batch.push(slot);
+            }
+            Err(e) => {
+                self.set_error(format!("{}: queue: {e}", self.spec.ioengine));
+                self.free.push(slot);
+            }
+        }
+    }
+
+    /// A read to check has arrived: check it, tell each failure.
+    #[cold]
+    fn check_read(&mut self, slot: u32, s: &Slot) {
+        let Some(v) = self.verifier.as_mut() else { return };
+        // SAFETY: the slot's read has completed, so no engine uses its
+        // buffer; it holds `len` (<= the slot size) bytes, and nothing else
+        // refers to the slot until it is pushed back on the free list.
+        let buf = unsafe { std::slice::from_raw_parts_mut(self.bufs.slot(slot as usize), s.len as usize) };
+        let x = Expect { file: s.file, offset: s.offset, len: s.len, numberio: s.expect_numberio, seed: s.expect_seed };
+        self.failures.clear();
+        v.check(buf, &x, &mut self.failures);
+        v.dirty(slot as usize);
+        if self.failures.is_empty() {
+            return;
+        }
+        for f in &self.failures {
+            self.events.note(f);
+        }
+        let first = v.first_failure.clone().unwrap_or_else(|| "verify failed".into());
+        self.set_error(first);
     }
 
     /// The ramp is over: forget what it recorded.
@@ -456,26 +642,39 @@ impl<'a> Worker<'a> {
             let b = unsafe { std::slice::from_raw_parts_mut(buf, len as usize) };
             buffers::fill(b, &self.spec.buffer, &mut self.rng);
         }
+        let mut numberio = 0;
+        let mut check = false;
+        if dir == WRITE {
+            numberio = self.writes_issued as u16;
+            self.writes_issued += 1;
+        }
+        if let Some(v) = self.verifier.as_mut() {
+            if self.dry_run {
+                if dir == WRITE {
+                    v.logged(file, offset, len as u64, numberio, slot as usize);
+                }
+                self.free.push(slot);
+                return;
+            }
+            if dir == WRITE {
+                // SAFETY: as for the refill above: a free slot of the job's
+                // largest block size, referred to by nothing else.
+                let whole = unsafe { std::slice::from_raw_parts_mut(buf, self.bufs.len) };
+                let w = Stamp { offset, len: len as usize, numberio, now: start };
+                v.stamp(slot as usize, whole, &w, &mut self.rng);
+            } else {
+                v.dirty(slot as usize);
+                check = !self.spec.rw.writes();
+            }
+        }
         if let Some(log) = self.iolog.as_mut() {
             let _ = writeln!(log, "{} {} {} {}", self.paths[file as usize], OP_NAMES[dir], offset, len);
         }
-        self.slots[slot as usize] = Slot { start, submitted: start, dir: dir as u8, len, file, offset };
+        self.slots[slot as usize] =
+            Slot { start, submitted: start, dir: dir as u8, len, file, offset, numberio, check, expect_numberio: None, expect_seed: None };
         let op = if dir == READ { IoOp::Read } else { IoOp::Write };
         let io = IoUnit { op, file, offset, len, buf, slot };
-        match self.engine.queue(&io) {
-            Ok(Queued::Done(res)) => {
-                self.complete(slot, res, Instant::now());
-                self.free.push(slot);
-            }
-            Ok(Queued::Pending) => {
-                self.inflight += 1;
-                self.batch.push(slot);
-            }
-            Err(e) => {
-                self.set_error(format!("{}: queue: {e}", self.spec.ioengine));
-                self.free.push(slot);
-            }
-        }
+        self.queue_io(slot, &io);
     }
 
     fn commit(&mut self) {
@@ -519,6 +718,14 @@ impl<'a> Worker<'a> {
             self.io_error(&s, res);
             return;
         }
+        if let Some(v) = self.verifier.as_mut() {
+            if s.dir as usize == WRITE {
+                v.logged(s.file, s.offset, s.len as u64, s.numberio, slot as usize);
+            }
+        }
+        if s.check {
+            self.check_read(slot, &s);
+        }
         if !self.measuring || s.start < self.window_start {
             return;
         }
@@ -560,7 +767,18 @@ impl<'a> Worker<'a> {
     fn sync_now(&mut self, file: u32, op: IoOp) {
         let slot = self.free.pop().expect("no I/O in flight during a sync");
         let start = Instant::now();
-        self.slots[slot as usize] = Slot { start, submitted: start, dir: SYNC as u8, len: 0, file, offset: 0 };
+        self.slots[slot as usize] = Slot {
+            start,
+            submitted: start,
+            dir: SYNC as u8,
+            len: 0,
+            file,
+            offset: 0,
+            numberio: 0,
+            check: false,
+            expect_numberio: None,
+            expect_seed: None,
+        };
         let io = IoUnit { op, file, offset: 0, len: 0, buf: self.bufs.slot(slot as usize), slot };
         let res = match self.engine.queue(&io) {
             Ok(Queued::Done(r)) => r,
