@@ -40,9 +40,10 @@ pub fn job(s: &mut String, j: &JobResult) {
     if let Some(v) = crate::result::verify::VerifyStats::of(j) {
         let _ = writeln!(
             s,
-            "  verify {}: {} blocks ({}) checked, {} mismatch{}",
+            "  verify {}: {} block{} ({}) checked, {} mismatch{}",
             v.method,
             thousands(v.blocks),
+            if v.blocks == 1 { "" } else { "s" },
             bytes(v.bytes),
             thousands(v.mismatches),
             if v.mismatches == 1 { "" } else { "es" }

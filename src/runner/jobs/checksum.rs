@@ -212,6 +212,8 @@ mod tests {
         assert_eq!(of(Sha3_256, b"abc"), "3a985da74fe225b2045c172d6bd390bd855f086e3e9d525b46bfe24511431532");
         assert_eq!(xxh32(b"", 0), 0x02CC_5D05);
         assert_eq!(xxh32(b"abc", 0), 0x32D1_53FF);
+        // Longer than one 16-byte stripe, with words and bytes left over.
+        assert_eq!(xxh32(b"Nobody inspects the spammish repetition", 0), 0xE229_3B2F);
     }
 
     #[test]

@@ -97,6 +97,9 @@ pub struct Verifier {
     t0: Instant,
     paths: Vec<PathBuf>,
     pub stats: VerifyStats,
+    /// Seeds of refilled content: apart from the job's generator, whose
+    /// sequence of offsets a verify_only run must repeat.
+    rng: Rng,
     /// The first failure, for the job's error.
     pub first_failure: Option<String>,
 }
@@ -161,6 +164,7 @@ impl Verifier {
             t0: Instant::now(),
             paths,
             stats: VerifyStats { method: method.name().to_string(), ..VerifyStats::default() },
+            rng: Rng::new(mix(spec.randseed ^ 0x5eed ^ clone as u64)),
             first_failure: None,
         }
     }
@@ -228,7 +232,7 @@ impl Verifier {
     /// Put headers into slot `slot` (`buf` is the whole slot) for a write of
     /// `len` bytes at `offset`. No allocation.
     #[inline]
-    pub fn stamp(&mut self, slot: usize, buf: &mut [u8], w: &Stamp, rng: &mut Rng) {
+    pub fn stamp(&mut self, slot: usize, buf: &mut [u8], w: &Stamp) {
         let (offset, len, numberio) = (w.offset, w.len, w.numberio);
         if self.method == VerifyMethod::Null {
             return;
@@ -236,7 +240,7 @@ impl Verifier {
         let mut seed = self.seeds[slot];
         if self.per_write {
             if self.refill {
-                seed = rng.next_u64();
+                seed = self.rng.next_u64();
                 self.seeds[slot] = seed;
                 buffers::fill(&mut buf[..len], &self.content, &mut Rng::new(seed));
             } else {

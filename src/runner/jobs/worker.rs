@@ -154,6 +154,7 @@ struct Worker<'a> {
     /// what it would have written.
     dry_run: bool,
     writes_issued: u64,
+    /// Bytes issued by earlier rounds and read-backs (fio's io_bytes sum).
     progress_base: u64,
     events: Arc<dyn Events>,
     failures: Vec<String>,
@@ -256,19 +257,13 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
         events: input.events.clone(),
         failures: Vec::with_capacity(8),
     };
-    // fio verifies after each loop; without a read-back the loops run as one.
-    let rounds = if reads_back { spec.loops } else { 1 };
-    let mut partial = false;
-    for _ in 0..rounds {
-        partial = w.main_loop(&input.files, &input.stop, &input.progress, depth, if reads_back { 1 } else { spec.loops });
-        if partial || w.error.is_some() || !reads_back {
-            break;
-        }
-        partial = w.read_back(&input.stop, depth, false);
-        if partial || w.error.is_some() {
-            break;
-        }
-    }
+    let region_total: u64 = input.files.iter().map(|f| f.region.end - f.region.start).sum();
+    let io_limit = spec.io_size.unwrap_or(region_total);
+    let partial = if reads_back {
+        w.rounds(&input, depth, region_total, io_limit)
+    } else {
+        w.main_loop(&input.files, &input.stop, &input.progress, depth, io_limit.saturating_mul(spec.loops as u64))
+    };
     if w.error.is_none() && spec.end_fsync && !partial {
         for file in 0..efiles.len() as u32 {
             w.sync_now(file, IoOp::Fsync);
@@ -367,7 +362,41 @@ impl Pacer {
 }
 
 impl<'a> Worker<'a> {
-    fn main_loop(&mut self, files: &[PreparedFile], stop: &AtomicBool, progress: &ProgressCell, depth: usize, loops: u32) -> bool {
+    /// A job that reads back what it wrote runs as fio's rounds: each writes
+    /// at most the file size (io_size when smaller; random norandommap jobs
+    /// up to io_size) and then checks it; rounds go on for `loops`, then
+    /// while the bytes written and read stay below io_size.
+    fn rounds(&mut self, input: &WorkerInput, depth: usize, region_total: u64, io_limit: u64) -> bool {
+        let spec = self.spec;
+        let cap = if spec.rw.is_random() && spec.norandommap { region_total.max(io_limit) } else { region_total };
+        let per_round = cap.min(io_limit);
+        let end_time = spec.runtime.map(|r| self.window_start + r);
+        let mut loops_left = spec.loops;
+        loop {
+            if loops_left > 0 {
+                loops_left -= 1;
+            } else {
+                let done = self.progress_base;
+                if done >= io_limit || io_limit - done < spec.max_bs() {
+                    return false;
+                }
+            }
+            if self.main_loop(&input.files, &input.stop, &input.progress, depth, per_round) {
+                return true;
+            }
+            if self.error.is_some() {
+                return false;
+            }
+            if self.read_back(&input.stop, depth, false) {
+                return true;
+            }
+            if self.error.is_some() || end_time.is_some_and(|e| Instant::now() >= e) {
+                return false;
+            }
+        }
+    }
+
+    fn main_loop(&mut self, files: &[PreparedFile], stop: &AtomicBool, progress: &ProgressCell, depth: usize, bytes: u64) -> bool {
         let spec = self.spec;
         let random = spec.rw.is_random();
         let fixed_bs = spec.bs[READ].is_fixed() && spec.bs[WRITE].is_fixed();
@@ -380,13 +409,7 @@ impl<'a> Worker<'a> {
                 [mk(READ, &mut self.rng), mk(WRITE, &mut self.rng)]
             })
             .collect();
-        let per_loop: u64 = spec.io_size.unwrap_or_else(|| files.iter().map(|f| f.region.end - f.region.start).sum());
-        let mut budget = Budget {
-            end_time: spec.runtime.map(|r| self.window_start + r),
-            bytes: per_loop.saturating_mul(loops as u64),
-            issued: 0,
-            time_based: spec.time_based,
-        };
+        let mut budget = Budget { end_time: spec.runtime.map(|r| self.window_start + r), bytes, issued: 0, time_based: spec.time_based };
         // Rates hold from the first I/O on, ramp included.
         let mut pacer = Pacer { start: Instant::now(), bytes_per_s: spec.rate, iops: spec.rate_iops, sent_bytes: [0; 2], sent_ios: [0; 2] };
         let pacing = pacer.active() && !self.dry_run;
@@ -523,6 +546,7 @@ impl<'a> Worker<'a> {
                     break;
                 };
                 n += 1;
+                self.progress_base += x.len as u64;
                 self.issue_check(&x, now);
             }
             if !self.batch.is_empty() {
@@ -634,7 +658,8 @@ impl<'a> Worker<'a> {
     fn issue(&mut self, dir: usize, file: u32, offset: u64, len: u32, start: Instant) {
         let slot = self.free.pop().expect("a free slot whenever inflight < depth");
         let buf = self.bufs.slot(slot as usize);
-        if dir == WRITE && self.spec.buffer.refill {
+        // With verification the verifier fills (it must know the seed).
+        if dir == WRITE && self.spec.buffer.refill && self.verifier.is_none() {
             // SAFETY: `buf` is a free slot (just popped from `free`, so no engine
             // uses it) of the zero-initialised Buffers of `spec.max_bs()` bytes
             // per slot, and `len` never exceeds the job's largest block size;
@@ -661,7 +686,7 @@ impl<'a> Worker<'a> {
                 // largest block size, referred to by nothing else.
                 let whole = unsafe { std::slice::from_raw_parts_mut(buf, self.bufs.len) };
                 let w = Stamp { offset, len: len as usize, numberio, now: start };
-                v.stamp(slot as usize, whole, &w, &mut self.rng);
+                v.stamp(slot as usize, whole, &w);
             } else {
                 v.dirty(slot as usize);
                 check = !self.spec.rw.writes();
