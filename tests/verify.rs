@@ -324,3 +324,25 @@ fn cross_stripe_verify_example_does_the_io_fio_does() {
         assert_eq!(ours, fio);
     }
 }
+
+#[test]
+fn each_direction_is_rated_over_its_own_phase() {
+    let dir = disk_tempdir();
+    let d = format!("--directory={}", s(dir.path()));
+    // Writes held to 1 MiB/s (about 0.25 s), the read-back unpaced.
+    let out = fsbench()
+        .arg("fio")
+        .args(["--name=p", "--rw=write", "--bs=4k", "--size=256k", "--verify=crc32c", "--rate=,1m", &d])
+        .args(["--output-format=fio-json", "--no-progress"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let j = &v["jobs"][0];
+    let (r, w) = (j["read"]["runtime"].as_u64().unwrap(), j["write"]["runtime"].as_u64().unwrap());
+    assert!(w >= 200, "write phase {w} ms");
+    assert!(r < w, "read-back {r} ms after writes of {w} ms");
+    assert!(r + w <= j["job_runtime"].as_u64().unwrap() + 1, "{j}");
+    let wbw = j["write"]["bw_bytes"].as_u64().unwrap() as f64;
+    assert!((0.8e6..1.2e6).contains(&wbw), "write bandwidth {wbw} over the write phase, near the 1 MiB/s cap");
+}

@@ -129,7 +129,7 @@ fn job(r: &RunResult, j: &JobResult) -> Value {
 }
 
 fn direction(j: &JobResult, op: &OpStats) -> Value {
-    let runtime_ms = j.elapsed_ns / 1_000_000;
+    let runtime_ms = op.active_ns.unwrap_or(j.elapsed_ns) / 1_000_000;
     let bw_bytes = op.bytes_per_sec(j.elapsed_ns);
     let per_s = |m: &std::collections::BTreeMap<String, Vec<u64>>, scale: f64| -> Vec<f64> {
         m.get(&op.name).map(|v| v.iter().map(|&x| x as f64 / scale).collect()).unwrap_or_default()

@@ -156,6 +156,8 @@ struct Worker<'a> {
     writes_issued: u64,
     /// Bytes issued by earlier rounds and read-backs (fio's io_bytes sum).
     progress_base: u64,
+    /// Measured time of the write rounds and of the read-backs, per direction.
+    phase_ns: [u64; 2],
     events: Arc<dyn Events>,
     failures: Vec<String>,
 }
@@ -254,6 +256,7 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
         dry_run: spec.verify.only && spec.verify.enabled() && spec.rw.writes(),
         writes_issued: 0,
         progress_base: 0,
+        phase_ns: [0; 2],
         events: input.events.clone(),
         failures: Vec::with_capacity(8),
     };
@@ -279,6 +282,11 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
     }
     let elapsed_ns = if w.measuring { end.saturating_duration_since(window_start).as_nanos() as u64 } else { 0 };
     drop(open);
+    if reads_back {
+        for d in [READ, WRITE] {
+            w.stats[d].active_ns = Some(w.phase_ns[d]);
+        }
+    }
     let Worker { stats, ticker, mut error, mut ramp_cpu, ramp_mark, verifier, .. } = w;
     let verify = verifier.map(|v| {
         if error.is_none() && v.stats.mismatches > 0 {
@@ -381,19 +389,34 @@ impl<'a> Worker<'a> {
                     return false;
                 }
             }
-            if self.main_loop(&input.files, &input.stop, &input.progress, depth, per_round) {
+            let t = Instant::now();
+            let stopped = self.main_loop(&input.files, &input.stop, &input.progress, depth, per_round);
+            let d = self.measured_since(t);
+            self.phase_ns[WRITE] += d;
+            if spec.rw.reads() || spec.verify.backlog > 0 {
+                self.phase_ns[READ] += d;
+            }
+            if stopped {
                 return true;
             }
             if self.error.is_some() {
                 return false;
             }
-            if self.read_back(&input.stop, depth, false) {
+            let t = Instant::now();
+            let stopped = self.read_back(&input.stop, depth, false);
+            self.phase_ns[READ] += self.measured_since(t);
+            if stopped {
                 return true;
             }
             if self.error.is_some() || end_time.is_some_and(|e| Instant::now() >= e) {
                 return false;
             }
         }
+    }
+
+    /// Nanoseconds of the measured window since `t`.
+    fn measured_since(&self, t: Instant) -> u64 {
+        Instant::now().saturating_duration_since(t.max(self.window_start)).as_nanos() as u64
     }
 
     fn main_loop(&mut self, files: &[PreparedFile], stop: &AtomicBool, progress: &ProgressCell, depth: usize, bytes: u64) -> bool {
