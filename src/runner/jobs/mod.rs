@@ -95,6 +95,15 @@ fn verify_warnings(spec: &JobSpec, engine: &str) -> Vec<String> {
     if v.async_threads > 0 {
         w.push(format!("job '{name}': verify_async={} runs synchronously: fsbench checks blocks in the job's own thread", v.async_threads));
     }
+    if spec.options.iter().any(|(k, val)| k == "verify_state_save" && !matches!(val.as_str(), "0" | "false" | "no" | "off")) {
+        w.push(format!("job '{name}': verify_state_save is accepted but writes nothing: fsbench keeps no verify state files"));
+    }
+    if spec.rw.writes() && v.do_verify && spec.numjobs > 1 && !spec.filenames.is_empty() {
+        w.push(format!(
+            "job '{name}': its {} clones write the same file(s), so one may overwrite another's blocks and fail their verification (fio warns alike)",
+            spec.numjobs
+        ));
+    }
     if v.state_load {
         w.push(format!("job '{name}': verify_state_load is ignored: fsbench keeps no verify state files; verify_only checks every block the job writes"));
     }
