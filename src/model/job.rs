@@ -4,6 +4,7 @@
 //! `JobSpec`s; the runner consumes them. Nothing here knows about fio syntax:
 //! every value is already parsed, unit-resolved and validated.
 
+use super::verify::VerifySpec;
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -210,6 +211,8 @@ pub struct JobSpec {
     pub logs: crate::model::logs::LogSpec,
     /// Distributions, zones, clone offsets, start and stop conditions.
     pub misc: super::job_misc::JobMisc,
+    /// Data verification (fio `verify=` and its companions).
+    pub verify: VerifySpec,
     /// The options as the user gave them, in order, for the report.
     #[serde(skip)]
     pub options: Vec<(String, String)>,
@@ -273,6 +276,7 @@ impl JobSpec {
             write_iolog: None,
             logs: Default::default(),
             misc: Default::default(),
+            verify: VerifySpec::default(),
             options: Vec::new(),
         }
     }

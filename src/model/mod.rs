@@ -15,6 +15,7 @@ pub mod job_misc;
 pub mod logs;
 pub mod postmark;
 pub mod recipe;
+pub mod verify;
 
 use std::path::PathBuf;
 

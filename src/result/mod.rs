@@ -101,6 +101,10 @@ pub struct OpStats {
     /// Asynchronous engines only: submitted until completed (fio's `clat`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub clat: Option<LatencyHist>,
+    /// Time this operation ran when that is not the job's whole window
+    /// (a verifying job reads back after it writes): its rates are over this.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub active_ns: Option<u64>,
 }
 
 impl OpStats {
@@ -131,15 +135,20 @@ impl OpStats {
         self.lat.merge(&o.lat);
         merge_opt(&mut self.slat, &o.slat);
         merge_opt(&mut self.clat, &o.clat);
+        // Threads run side by side: the longest one is the operation's time.
+        self.active_ns = match (self.active_ns, o.active_ns) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
     }
 
-    /// Operations per second over `elapsed_ns`.
+    /// Operations per second over `elapsed_ns` (or the operation's own time).
     pub fn iops(&self, elapsed_ns: u64) -> f64 {
-        rate(self.ops, elapsed_ns)
+        rate(self.ops, self.active_ns.unwrap_or(elapsed_ns))
     }
-    /// Bytes per second over `elapsed_ns`.
+    /// Bytes per second over `elapsed_ns` (or the operation's own time).
     pub fn bytes_per_sec(&self, elapsed_ns: u64) -> f64 {
-        rate(self.bytes, elapsed_ns)
+        rate(self.bytes, self.active_ns.unwrap_or(elapsed_ns))
     }
 }
 
@@ -314,3 +323,4 @@ pub mod load;
 pub mod postmark;
 #[cfg(test)]
 pub(crate) mod testutil;
+pub mod verify;

@@ -13,7 +13,7 @@ pub fn op(name: &str, ops: u64, bytes: u64, lat0_ns: u64) -> OpStats {
         lat.record(lat0_ns + i * 1000);
     }
     let class = crate::result::load::fio_class(name);
-    OpStats { name: name.into(), class, ops, bytes, errors: 0, lat, slat: None, clat: None }
+    OpStats { name: name.into(), class, ops, bytes, errors: 0, lat, slat: None, clat: None, active_ns: None }
 }
 
 pub fn job(name: &str, elapsed_ns: u64, ops: &[OpStats]) -> JobResult {

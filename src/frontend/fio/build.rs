@@ -243,10 +243,48 @@ pub fn finish(job: Job) -> Result<JobSpec, FioError> {
         let msg = "time_based needs runtime: expected runtime=DURATION (e.g. runtime=60) as well";
         return Err(loc("time_based").err(Some("time_based"), msg));
     }
+    check_verify(&job, &mut spec)?;
     if let Some(raw) = &job.state.filename {
         spec.filenames = split_filenames(raw, spec.directory.as_deref()).map_err(|m| loc("filename").err(Some("filename"), m))?;
     }
     Ok(spec)
+}
+
+/// fio's rules between the verify options and the block sizes.
+fn check_verify(job: &Job, spec: &mut JobSpec) -> Result<(), FioError> {
+    use crate::model::job::{READ, WRITE};
+    use crate::model::verify::VerifyMethod;
+    let loc = |name: &str| job.set_at.get(name).cloned().unwrap_or_default();
+    let v = &mut spec.verify;
+    // A pattern alone means: check the header and the pattern (fio's default).
+    if v.pattern.is_some() && v.method.is_none() && !job.set_at.contains_key("verify") {
+        v.method = Some(VerifyMethod::Meta);
+    }
+    let Some(method) = v.method else { return Ok(()) };
+    if method == VerifyMethod::Pattern && v.pattern.is_none() {
+        return Err(loc("verify").err(Some("verify"), "verify=pattern needs verify_pattern=PATTERN (such as 0xdeadbeef) as well"));
+    }
+    let d = if spec.rw.writes() { WRITE } else { READ };
+    let iv = v.effective_interval(spec.bs[d].min(), spec.bs[d].max());
+    let hl = method.header_len();
+    if hl >= iv {
+        let at = if job.set_at.contains_key("verify_interval") { "verify_interval" } else { "verify" };
+        let msg = format!(
+            "verify={} needs {hl} bytes of header per interval, but the interval is {iv} bytes; use a larger verify_interval or bs",
+            method.name()
+        );
+        return Err(loc(at).err(Some(at), msg));
+    }
+    if v.offset > 0 && v.offset + hl > iv {
+        let msg = format!("verify_offset={} puts the {hl}-byte header past the end of the {iv}-byte interval", v.offset);
+        return Err(loc("verify_offset").err(Some("verify_offset"), msg));
+    }
+    if v.offset > 0 && v.offset < hl {
+        let msg =
+            format!("verify_offset={} would overlap the {hl}-byte header with the data it swaps with; expected at least {hl}", v.offset);
+        return Err(loc("verify_offset").err(Some("verify_offset"), msg));
+    }
+    Ok(())
 }
 
 /// `a:b\:c` → `a`, `b:c`; relative names are joined with `directory`.

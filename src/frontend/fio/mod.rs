@@ -20,6 +20,7 @@ mod ini;
 pub mod options;
 mod options_log;
 mod options_misc;
+mod options_verify;
 #[cfg(test)]
 mod tests;
 

@@ -129,7 +129,14 @@ fn job(r: &RunResult, j: &JobResult, plus: bool) -> Value {
     let mut m = Map::new();
     m.insert("jobname".into(), json!(j.name));
     m.insert("groupid".into(), json!(j.group));
-    m.insert("error".into(), json!(if j.error.is_some() { 5 } else { 0 }));
+    let verify = crate::result::verify::VerifyStats::of(j);
+    // fio fails a job whose data does not verify with EILSEQ (84), other I/O errors with EIO.
+    let code = match (&j.error, &verify) {
+        (None, _) => 0,
+        (Some(_), Some(v)) if v.mismatches > 0 => libc::EILSEQ,
+        (Some(_), _) => libc::EIO,
+    };
+    m.insert("error".into(), json!(code));
     m.insert("eta".into(), json!(0));
     m.insert("elapsed".into(), json!(secs.round() as u64));
     m.insert("job options".into(), json!(j.options));
@@ -162,6 +169,13 @@ fn job(r: &RunResult, j: &JobResult, plus: bool) -> Value {
     m.insert("latency_target".into(), json!(0));
     m.insert("latency_percentile".into(), json!(100.0));
     m.insert("latency_window".into(), json!(0));
+    if let Some(v) = verify {
+        // Not a fio field (fio prints only failures): what was read back and checked.
+        m.insert(
+            "verify".into(),
+            json!({ "method": v.method, "verified_blocks": v.blocks, "verified_bytes": v.bytes, "mismatches": v.mismatches }),
+        );
+    }
     Value::Object(m)
 }
 
@@ -193,7 +207,7 @@ fn round6(x: f64) -> f64 {
 }
 
 fn direction(j: &JobResult, op: &OpStats, plus: bool) -> Value {
-    let runtime_ms = j.elapsed_ns / 1_000_000;
+    let runtime_ms = op.active_ns.unwrap_or(j.elapsed_ns) / 1_000_000;
     let bw_bytes = op.bytes_per_sec(j.elapsed_ns);
     let per_s = |m: &std::collections::BTreeMap<String, Vec<u64>>, scale: f64| -> Vec<f64> {
         m.get(&op.name).map(|v| v.iter().map(|&x| x as f64 / scale).collect()).unwrap_or_default()

@@ -37,6 +37,18 @@ pub fn job(s: &mut String, j: &JobResult) {
     for op in &j.ops {
         op_block(s, j, op);
     }
+    if let Some(v) = crate::result::verify::VerifyStats::of(j) {
+        let _ = writeln!(
+            s,
+            "  verify {}: {} block{} ({}) checked, {} mismatch{}",
+            v.method,
+            thousands(v.blocks),
+            if v.blocks == 1 { "" } else { "s" },
+            bytes(v.bytes),
+            thousands(v.mismatches),
+            if v.mismatches == 1 { "" } else { "es" }
+        );
+    }
     s.push('\n');
 }
 

@@ -408,7 +408,7 @@ pub fn open(spec: &JobSpec, file: &PreparedFile, mapped: bool) -> Result<File, S
     };
     let f = OpenOptions::new()
         // mmap needs read access even to write through a mapping.
-        .read(spec.rw.reads() || mapped || !writes)
+        .read(spec.rw.reads() || mapped || !writes || spec.verify.enabled())
         .write(writes)
         .create(file.create)
         .custom_flags(flags)

@@ -1,10 +1,12 @@
 //! Executes fio-model jobs: groups (stonewall), clones (numjobs), files,
 //! worker threads, and the accounting around each group.
 
+mod checksum;
 pub mod files;
 pub mod logs;
 pub mod offsets;
 pub mod progress;
+pub mod verify;
 pub mod worker;
 
 use crate::host::proc_io::process_io;
@@ -82,6 +84,50 @@ pub fn warnings_for(spec: &JobSpec) -> Vec<String> {
         } else if !spec.invalidate {
             w.push(format!("job '{name}': invalidate=0 keeps the files' cached pages, so reads may be served from memory"));
         }
+    }
+    w.extend(verify_warnings(spec, info.name));
+    w
+}
+
+/// What fio's verification options do differently here, said once.
+fn verify_warnings(spec: &JobSpec, engine: &str) -> Vec<String> {
+    let v = &spec.verify;
+    let name = &spec.name;
+    let mut w = Vec::new();
+    let Some(method) = v.method else {
+        if v.only || v.backlog > 0 || v.pattern.is_some() {
+            w.push(format!("job '{name}': verify options without verify= do nothing"));
+        }
+        return w;
+    };
+    if v.async_threads > 0 {
+        w.push(format!("job '{name}': verify_async={} runs synchronously: fsbench checks blocks in the job's own thread", v.async_threads));
+    }
+    if spec.options.iter().any(|(k, val)| k == "verify_state_save" && !matches!(val.as_str(), "0" | "false" | "no" | "off")) {
+        w.push(format!("job '{name}': verify_state_save is accepted but writes nothing: fsbench keeps no verify state files"));
+    }
+    if spec.rw.writes() && v.do_verify && spec.numjobs > 1 && !spec.filenames.is_empty() {
+        w.push(format!(
+            "job '{name}': its {} clones write the same file(s), so one may overwrite another's blocks and fail their verification (fio warns alike)",
+            spec.numjobs
+        ));
+    }
+    if v.state_load {
+        w.push(format!("job '{name}': verify_state_load is ignored: fsbench keeps no verify state files; verify_only checks every block the job writes"));
+    }
+    if spec.rw.writes() && v.do_verify && spec.time_based && spec.runtime.is_some() && v.backlog == 0 && !spec.rw.reads() {
+        w.push(format!("job '{name}': the verification read phase will never start because the write phase uses all of runtime (as in fio); add verify_backlog"));
+    }
+    if engine == "null" {
+        w.push(format!("job '{name}': ioengine=null moves no data, so verify={} only pretends to check (as in fio)", method.name()));
+    }
+    if spec.rw.writes() && (spec.buffer.refill || v.pattern.as_ref().is_some_and(|p| !p.offset_at.is_empty())) && method.checksum_len() > 0
+    {
+        w.push(format!(
+            "job '{name}': {} makes each write's content new, so its {} checksum is computed in the write path, as fio does",
+            if spec.buffer.refill { "refill_buffers" } else { "verify_pattern with %o" },
+            method.name()
+        ));
     }
     w
 }
@@ -212,6 +258,7 @@ fn run_group(
                     progress: Arc::new(ProgressCell::default()),
                     wait: wait.clone(),
                     running: running[k].clone(),
+                    events: opts.events.clone(),
                 },
             });
         }
@@ -311,6 +358,12 @@ fn collect_results(gid: u32, members: &[usize], jobs: &[JobSpec], outputs: Vec<(
             r.error = w.error;
         }
         r.timeline.merge(&w.timeline);
+        if let Some(v) = &w.verify {
+            let mut all = crate::result::verify::VerifyStats::of(r)
+                .unwrap_or_else(|| crate::result::verify::VerifyStats { method: v.method.clone(), ..Default::default() });
+            all.merge(v);
+            all.store(r);
+        }
         for op in w.ops {
             match r.ops.iter_mut().find(|o| o.name == op.name) {
                 Some(o) => o.merge(&op),
@@ -320,7 +373,13 @@ fn collect_results(gid: u32, members: &[usize], jobs: &[JobSpec], outputs: Vec<(
     }
     for (r, d) in out.iter_mut().zip(&depths) {
         // fio's queue-depth figures, read by the fio-json exporters.
-        r.details = Some(serde_json::json!({ "iodepth_level": d.level, "iodepth_submit": d.submit, "iodepth_complete": d.complete }));
+        // Added to what is there (verification keeps its figures in details too).
+        let details = r.details.get_or_insert_with(|| serde_json::json!({}));
+        if let Some(m) = details.as_object_mut() {
+            m.insert("iodepth_level".into(), serde_json::json!(d.level));
+            m.insert("iodepth_submit".into(), serde_json::json!(d.submit));
+            m.insert("iodepth_complete".into(), serde_json::json!(d.complete));
+        }
         r.ops.sort_by_key(|o| worker::OP_NAMES.iter().position(|n| *n == o.name));
         r.headline = r.op_headline();
     }

@@ -9,12 +9,14 @@
 use super::files::{self, PreparedFile};
 use super::logs::{Recorder, Sample};
 use super::offsets::{OffsetGen, Shape, Skew};
+use super::verify::{Expect, Stamp, Verifier, VerifyStats};
 use crate::ioengine::{self, Completion, EngineBuf, EngineConfig, EngineFile, IoEngine, IoOp, IoUnit, Queued};
 use crate::measure::usage::{CpuUsage, UsageMark};
 use crate::model::job::{BlockSize, JobSpec, READ, WRITE};
 use crate::model::job_misc::Sequencer;
 use crate::result::{OpClass, OpStats, Timeline};
 use crate::runner::buffers::{self, Buffers};
+use crate::runner::events::Events;
 use crate::runner::rng::Rng;
 use crate::runner::sleep_unless_stopped;
 use std::fs::File;
@@ -51,6 +53,8 @@ pub struct WorkerInput {
     pub wait: Option<Arc<AtomicU64>>,
     /// This job's own count of clones still running, for its waiters.
     pub running: Arc<AtomicU64>,
+    /// Verification failures are told here as they happen.
+    pub events: Arc<dyn Events>,
 }
 
 #[derive(Default)]
@@ -64,6 +68,7 @@ pub struct WorkerOutput {
     /// (CPU per op is over the measured ops only).
     pub ramp_cpu: Option<CpuUsage>,
     pub depths: Depths,
+    pub verify: Option<VerifyStats>,
 }
 
 /// fio's queue-depth distributions (`iodepth_level`, `iodepth_submit`,
@@ -119,6 +124,12 @@ struct Slot {
     len: u32,
     file: u32,
     offset: u64,
+    /// Writes: the job's write count at issue (the header's sequence number).
+    numberio: u16,
+    /// Reads: check the data when it arrives (read-back or a verifying read job).
+    check: bool,
+    expect_numberio: Option<u16>,
+    expect_seed: Option<u64>,
 }
 
 /// Per-interval counters, pushed into preallocated series once a second.
@@ -203,6 +214,17 @@ struct Worker<'a> {
     eof: bool,
     /// fill_device: ENOSPC ends the job instead of failing it.
     enospc_ends: bool,
+    verifier: Option<Verifier>,
+    /// verify_only: the write workload runs without I/O, only recording
+    /// what it would have written.
+    dry_run: bool,
+    writes_issued: u64,
+    /// Bytes issued by earlier rounds and read-backs (fio's io_bytes sum).
+    progress_base: u64,
+    /// Measured time of the write rounds and of the read-backs, per direction.
+    phase_ns: [u64; 2],
+    events: Arc<dyn Events>,
+    failures: Vec<String>,
 }
 
 /// Counts a job's running clones down when the worker ends, however it ends.
@@ -246,7 +268,8 @@ fn place_thread(spec: &JobSpec, clone: u32) -> Result<(), String> {
 
 pub fn run(input: WorkerInput) -> WorkerOutput {
     let spec = input.spec.clone();
-    let used = [spec.rw.reads(), spec.rw.writes(), spec.fsync > 0 || spec.fdatasync > 0 || spec.end_fsync];
+    let reads_back = spec.verify.enabled() && spec.rw.writes() && (spec.verify.do_verify || spec.verify.only);
+    let used = [spec.rw.reads() || reads_back, spec.rw.writes(), spec.fsync > 0 || spec.fdatasync > 0 || spec.end_fsync];
     let fail = |e: String| WorkerOutput { error: Some(e), ..WorkerOutput::default() };
     let (Some(info), Some(imp)) = (crate::model::engine::find(&spec.ioengine), ioengine::find(&spec.ioengine)) else {
         return fail(format!("unknown ioengine '{}'", spec.ioengine));
@@ -289,6 +312,14 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
         .map(|(f, p)| EngineFile { fd: f.as_ref().map_or(-1, |f| f.as_raw_fd()), size: p.region.end, writable: spec.rw.writes() })
         .collect();
     let ebufs: Vec<EngineBuf> = (0..depth).map(|i| EngineBuf { ptr: bufs.slot(i), len: bufs.len }).collect();
+    let verifier = spec.verify.enabled().then(|| {
+        let paths = input.files.iter().map(|f| f.path.clone()).collect();
+        let regions: Vec<(u64, u64)> = input.files.iter().map(|f| (f.region.start, f.region.end)).collect();
+        let mut v = Verifier::new(&spec, input.clone, depth, paths, &regions, info.name == "null");
+        let ptrs: Vec<*mut u8> = (0..depth).map(|i| bufs.slot(i)).collect();
+        v.prepare(&ptrs, bufs.len);
+        v
+    });
     let mut engine = engine;
     if let Err(e) = engine.setup(&efiles, &ebufs) {
         return fail(format!("ioengine {}: setup: {e}", info.name));
@@ -310,7 +341,18 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
     let window_start = t0 + spec.ramp_time;
     let capacity = spec.runtime.map(|r| r.as_secs() as usize + 2).unwrap_or(64);
     let now = t0;
-    let blank = Slot { start: now, submitted: now, dir: 0, len: 0, file: 0, offset: 0 };
+    let blank = Slot {
+        start: now,
+        submitted: now,
+        dir: 0,
+        len: 0,
+        file: 0,
+        offset: 0,
+        numberio: 0,
+        check: false,
+        expect_numberio: None,
+        expect_seed: None,
+    };
     let mut w = Worker {
         spec: &spec,
         engine,
@@ -340,8 +382,23 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
         depths: Depths::default(),
         eof: false,
         enospc_ends: spec.misc.fill_device,
+        verifier,
+        dry_run: spec.verify.only && spec.verify.enabled() && spec.rw.writes(),
+        writes_issued: 0,
+        progress_base: 0,
+        phase_ns: [0; 2],
+        events: input.events.clone(),
+        failures: Vec::with_capacity(8),
     };
-    let partial = w.main_loop(&input.files, &input.stop, &input.progress, depth);
+    let region_total: u64 = input.files.iter().map(|f| f.region.end - f.region.start).sum();
+    // With filesize, size only sets how much I/O a loop does (fio).
+    let sized = if spec.misc.filesize.is_some() { spec.size } else { None };
+    let io_limit = spec.io_size.or(sized).unwrap_or(region_total);
+    let partial = if reads_back {
+        w.rounds(&input, depth, region_total, io_limit)
+    } else {
+        w.main_loop(&input.files, &input.stop, &input.progress, depth, io_limit.saturating_mul(spec.loops as u64))
+    };
     if w.error.is_none() && spec.end_fsync && !partial {
         for file in 0..efiles.len() as u32 {
             w.sync_now(file, IoOp::Fsync);
@@ -364,10 +421,21 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
             w.set_error(e);
         }
     }
+    if reads_back {
+        for d in [READ, WRITE] {
+            w.stats[d].active_ns = Some(w.phase_ns[d]);
+        }
+    }
     drop(open);
-    let Worker { stats, ticker, error, ramp_cpu, depths, .. } = w;
+    let Worker { stats, ticker, mut error, ramp_cpu, depths, verifier, .. } = w;
+    let verify = verifier.map(|v| {
+        if error.is_none() && v.stats.mismatches > 0 {
+            error = v.first_failure.clone();
+        }
+        v.stats
+    });
     let ops = stats.into_iter().zip(used).filter(|(_, u)| *u).map(|(s, _)| s).collect();
-    WorkerOutput { ops, timeline: ticker.into_timeline(used, end), elapsed_ns, partial, error, ramp_cpu, depths }
+    WorkerOutput { ops, timeline: ticker.into_timeline(used, end), elapsed_ns, partial, error, ramp_cpu, depths, verify }
 }
 
 fn seed_from_clock() -> u64 {
@@ -440,7 +508,56 @@ impl Pacer {
 }
 
 impl<'a> Worker<'a> {
-    fn main_loop(&mut self, files: &[PreparedFile], stop: &AtomicBool, progress: &ProgressCell, depth: usize) -> bool {
+    /// A job that reads back what it wrote runs as fio's rounds: each writes
+    /// at most the file size (io_size when smaller; random norandommap jobs
+    /// up to io_size) and then checks it; rounds go on for `loops`, then
+    /// while the bytes written and read stay below io_size.
+    fn rounds(&mut self, input: &WorkerInput, depth: usize, region_total: u64, io_limit: u64) -> bool {
+        let spec = self.spec;
+        let cap = if spec.rw.is_random() && spec.norandommap { region_total.max(io_limit) } else { region_total };
+        let per_round = cap.min(io_limit);
+        let end_time = spec.runtime.map(|r| self.window_start + r);
+        let mut loops_left = spec.loops;
+        loop {
+            if loops_left > 0 {
+                loops_left -= 1;
+            } else {
+                let done = self.progress_base;
+                if done >= io_limit || io_limit - done < spec.max_bs() {
+                    return false;
+                }
+            }
+            let t = Instant::now();
+            let stopped = self.main_loop(&input.files, &input.stop, &input.progress, depth, per_round);
+            let d = self.measured_since(t);
+            self.phase_ns[WRITE] += d;
+            if spec.rw.reads() || spec.verify.backlog > 0 {
+                self.phase_ns[READ] += d;
+            }
+            if stopped {
+                return true;
+            }
+            if self.error.is_some() {
+                return false;
+            }
+            let t = Instant::now();
+            let stopped = self.read_back(&input.stop, depth, false);
+            self.phase_ns[READ] += self.measured_since(t);
+            if stopped {
+                return true;
+            }
+            if self.error.is_some() || end_time.is_some_and(|e| Instant::now() >= e) {
+                return false;
+            }
+        }
+    }
+
+    /// Nanoseconds of the measured window since `t`.
+    fn measured_since(&self, t: Instant) -> u64 {
+        Instant::now().saturating_duration_since(t.max(self.window_start)).as_nanos() as u64
+    }
+
+    fn main_loop(&mut self, files: &[PreparedFile], stop: &AtomicBool, progress: &ProgressCell, depth: usize, bytes: u64) -> bool {
         let spec = self.spec;
         let random = spec.rw.is_random();
         let variable = !(spec.bs[READ].is_fixed() && spec.bs[WRITE].is_fixed());
@@ -479,13 +596,9 @@ impl<'a> Worker<'a> {
             };
             gens.push([mk(READ, &mut self.rng), mk(WRITE, &mut self.rng)]);
         }
-        let sum_regions: u64 = files.iter().map(|f| f.region.end - f.region.start).sum();
-        // With filesize, size only sets how much I/O a loop does (fio).
-        let sized = if m.filesize.is_some() { spec.size } else { None };
-        let per_loop: u64 = spec.io_size.or(sized).unwrap_or(sum_regions);
         let mut budget = Budget {
             end_time: spec.runtime.map(|r| self.window_start + r),
-            bytes: per_loop.saturating_mul(spec.loops as u64),
+            bytes,
             issued: 0,
             time_based: spec.time_based || m.fill_device,
             ios: 0,
@@ -494,7 +607,7 @@ impl<'a> Worker<'a> {
         let drop_cache_on_wrap = spec.time_based && spec.invalidate && !spec.direct;
         // Rates hold from the first I/O on, ramp included.
         let mut pacer = Pacer { start: Instant::now(), bytes_per_s: spec.rate, iops: spec.rate_iops, sent_bytes: [0; 2], sent_ios: [0; 2] };
-        let pacing = pacer.active();
+        let pacing = pacer.active() && !self.dry_run;
         let mixed = spec.rw.reads() && spec.rw.writes();
         let only = if spec.rw.reads() { READ } else { WRITE };
         let sync_every = if spec.fsync > 0 { spec.fsync } else { spec.fdatasync };
@@ -535,6 +648,18 @@ impl<'a> Worker<'a> {
                     done = true;
                     break;
                 }
+                if self.verifier.as_ref().is_some_and(|v| v.backlog_due()) {
+                    // Check the oldest completed writes before writing on.
+                    while self.inflight > 0 {
+                        self.reap(self.inflight);
+                    }
+                    if self.read_back(stop, depth, true) {
+                        partial = true;
+                        done = true;
+                        break;
+                    }
+                    continue;
+                }
                 let dir = if mixed {
                     if self.rng.below(100) < spec.rwmixread as u64 {
                         READ
@@ -567,13 +692,13 @@ impl<'a> Worker<'a> {
                     pacer.wait(dir, len, now, stop);
                     start = Instant::now();
                 }
-                if !spec.thinktime.is_zero() {
+                if !spec.thinktime.is_zero() && !self.dry_run {
                     std::thread::sleep(spec.thinktime);
                     start = Instant::now();
                 }
                 budget.issued += len;
                 budget.ios += 1;
-                progress.bytes.store(budget.issued, Ordering::Relaxed);
+                progress.bytes.store(self.progress_base + budget.issued, Ordering::Relaxed);
                 self.issue(dir, file, offset, len as u32, start);
                 if dir == WRITE && sync_every > 0 {
                     writes += 1;
@@ -595,7 +720,124 @@ impl<'a> Worker<'a> {
                 break;
             }
         }
+        self.progress_base += budget.issued;
         partial
+    }
+
+    /// Read back and check what was written: the backlog's next batch, or
+    /// every block not yet checked. Stops at the runtime's end, like fio.
+    /// Returns true when stopped by the user.
+    fn read_back(&mut self, stop: &AtomicBool, depth: usize, backlog: bool) -> bool {
+        let end_time = self.spec.runtime.map(|r| self.window_start + r);
+        let batch = self.verifier.as_ref().map_or(0, |v| v.batch);
+        let mut cursor = (0u32, 0usize);
+        let mut n = 0u64;
+        let mut done = false;
+        let mut partial = false;
+        loop {
+            while !done && self.inflight < depth {
+                let now = Instant::now();
+                if !self.ramp_over && now >= self.window_start {
+                    self.start_window();
+                }
+                if stop.load(Ordering::Relaxed) {
+                    partial = true;
+                    done = true;
+                    break;
+                }
+                if self.error.is_some() || end_time.is_some_and(|e| now >= e) || (backlog && n >= batch) {
+                    done = true;
+                    break;
+                }
+                let Some(v) = self.verifier.as_mut() else { break };
+                let next = if backlog { v.next_backlog() } else { v.next_pending(&mut cursor) };
+                let Some(x) = next else {
+                    done = true;
+                    break;
+                };
+                n += 1;
+                self.progress_base += x.len as u64;
+                self.issue_check(&x, now);
+            }
+            if !self.batch.is_empty() {
+                self.commit();
+            }
+            if self.inflight > 0 && (self.inflight == depth || done) {
+                self.reap(self.inflight.min(depth));
+            }
+            if (done || self.verifier.is_none()) && self.inflight == 0 {
+                break;
+            }
+        }
+        partial
+    }
+
+    /// Issue the read of a block to check.
+    fn issue_check(&mut self, x: &Expect, start: Instant) {
+        let slot = self.free.pop().expect("a free slot whenever inflight < depth");
+        let buf = self.bufs.slot(slot as usize);
+        if let Some(v) = self.verifier.as_mut() {
+            v.dirty(slot as usize);
+        }
+        self.slots[slot as usize] = Slot {
+            start,
+            submitted: start,
+            dir: READ as u8,
+            len: x.len,
+            file: x.file,
+            offset: x.offset,
+            numberio: 0,
+            check: true,
+            expect_numberio: x.numberio,
+            expect_seed: x.seed,
+        };
+        let io = IoUnit { op: IoOp::Read, file: x.file, offset: x.offset, len: x.len, buf, slot };
+        self.queue_io(slot, &io);
+    }
+
+    #[inline]
+    fn queue_io(&mut self, slot: u32, io: &IoUnit) {
+        match self.engine.queue(io) {
+            Ok(Queued::Done(res)) => {
+                if self.ramp_over {
+                    // A synchronous engine submits and completes one I/O per call.
+                    self.depths.submit[1] += 1;
+                    self.depths.complete[1] += 1;
+                }
+                self.complete(slot, res, Instant::now());
+                self.free.push(slot);
+            }
+            Ok(Queued::Pending) => {
+                self.inflight += 1;
+                self.batch.push(slot);
+            }
+            Err(e) => {
+                self.set_error(format!("{}: queue: {e}", self.spec.ioengine));
+                self.free.push(slot);
+            }
+        }
+    }
+
+    /// A read to check has arrived: check it, tell each failure.
+    #[cold]
+    fn check_read(&mut self, slot: u32, s: &Slot) {
+        let Some(v) = self.verifier.as_mut() else { return };
+        // SAFETY: the slot's read has completed, so no engine uses its
+        // buffer; it holds `len` (<= the slot size) bytes, and nothing else
+        // refers to the slot until it is pushed back on the free list.
+        let buf = unsafe { std::slice::from_raw_parts_mut(self.bufs.slot(slot as usize), s.len as usize) };
+        let x = Expect { file: s.file, offset: s.offset, len: s.len, numberio: s.expect_numberio, seed: s.expect_seed };
+        self.failures.clear();
+        v.check(buf, &x, &mut self.failures);
+        v.dirty(slot as usize);
+        if self.failures.is_empty() {
+            return;
+        }
+        for f in &self.failures {
+            self.events.note(f);
+        }
+        let first = v.first_failure.clone().unwrap_or_else(|| "verify failed".into());
+        self.set_error(first);
     }
 
     /// The ramp is over: forget what it recorded.
@@ -633,7 +875,8 @@ impl<'a> Worker<'a> {
     fn issue(&mut self, dir: usize, file: u32, offset: u64, len: u32, start: Instant) {
         let slot = self.free.pop().expect("a free slot whenever inflight < depth");
         let buf = self.bufs.slot(slot as usize);
-        if dir == WRITE && self.spec.buffer.refill {
+        // With verification the verifier fills (it must know the seed).
+        if dir == WRITE && self.spec.buffer.refill && self.verifier.is_none() {
             // SAFETY: `buf` is a free slot (just popped from `free`, so no engine
             // uses it) of the zero-initialised Buffers of `spec.max_bs()` bytes
             // per slot, and `len` never exceeds the job's largest block size;
@@ -641,34 +884,42 @@ impl<'a> Worker<'a> {
             let b = unsafe { std::slice::from_raw_parts_mut(buf, len as usize) };
             buffers::fill(b, &self.spec.buffer, &mut self.rng);
         }
+        let mut numberio = 0;
+        let mut check = false;
+        if dir == WRITE {
+            numberio = self.writes_issued as u16;
+            self.writes_issued += 1;
+        }
+        if let Some(v) = self.verifier.as_mut() {
+            if self.dry_run {
+                if dir == WRITE {
+                    v.logged(file, offset, len as u64, numberio, slot as usize);
+                }
+                self.free.push(slot);
+                return;
+            }
+            if dir == WRITE {
+                // SAFETY: as for the refill above: a free slot of the job's
+                // largest block size, referred to by nothing else.
+                let whole = unsafe { std::slice::from_raw_parts_mut(buf, self.bufs.len) };
+                let w = Stamp { offset, len: len as usize, numberio, now: start };
+                v.stamp(slot as usize, whole, &w);
+            } else {
+                v.dirty(slot as usize);
+                check = !self.spec.rw.writes();
+            }
+        }
         if let Some(log) = self.iolog.as_mut() {
             let _ = writeln!(log, "{} {} {} {}", self.paths[file as usize], OP_NAMES[dir], offset, len);
         }
-        self.slots[slot as usize] = Slot { start, submitted: start, dir: dir as u8, len, file, offset };
+        self.slots[slot as usize] =
+            Slot { start, submitted: start, dir: dir as u8, len, file, offset, numberio, check, expect_numberio: None, expect_seed: None };
         let op = if dir == READ { IoOp::Read } else { IoOp::Write };
         let io = IoUnit { op, file, offset, len, buf, slot };
         if self.ramp_over {
             self.depths.level[Depths::level_bucket(self.inflight + 1)] += 1;
         }
-        match self.engine.queue(&io) {
-            Ok(Queued::Done(res)) => {
-                if self.ramp_over {
-                    // A synchronous engine submits and completes one I/O per call.
-                    self.depths.submit[1] += 1;
-                    self.depths.complete[1] += 1;
-                }
-                self.complete(slot, res, Instant::now());
-                self.free.push(slot);
-            }
-            Ok(Queued::Pending) => {
-                self.inflight += 1;
-                self.batch.push(slot);
-            }
-            Err(e) => {
-                self.set_error(format!("{}: queue: {e}", self.spec.ioengine));
-                self.free.push(slot);
-            }
-        }
+        self.queue_io(slot, &io);
     }
 
     fn commit(&mut self) {
@@ -727,6 +978,14 @@ impl<'a> Worker<'a> {
                 return;
             }
         }
+        if let Some(v) = self.verifier.as_mut() {
+            if s.dir as usize == WRITE {
+                v.logged(s.file, s.offset, s.len as u64, s.numberio, slot as usize);
+            }
+        }
+        if s.check {
+            self.check_read(slot, &s);
+        }
         if self.ramp_over && s.start < self.window_start {
             return;
         }
@@ -780,7 +1039,18 @@ impl<'a> Worker<'a> {
     fn sync_now(&mut self, file: u32, op: IoOp) {
         let slot = self.free.pop().expect("no I/O in flight during a sync");
         let start = Instant::now();
-        self.slots[slot as usize] = Slot { start, submitted: start, dir: SYNC as u8, len: 0, file, offset: 0 };
+        self.slots[slot as usize] = Slot {
+            start,
+            submitted: start,
+            dir: SYNC as u8,
+            len: 0,
+            file,
+            offset: 0,
+            numberio: 0,
+            check: false,
+            expect_numberio: None,
+            expect_seed: None,
+        };
         let io = IoUnit { op, file, offset: 0, len: 0, buf: self.bufs.slot(slot as usize), slot };
         let res = match self.engine.queue(&io) {
             Ok(Queued::Done(r)) => r,
