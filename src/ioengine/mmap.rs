@@ -30,13 +30,14 @@ struct Map {
 
 pub struct Mmap {
     maps: Vec<Map>,
+    advice: MapAdvice,
 }
 
 // SAFETY: the mappings belong to this engine alone and are not tied to the thread that made them; all access goes
 // through `&mut self`, so moving the engine to another thread cannot race.
 unsafe impl Send for Mmap {}
 
-pub const IMPL: EngineImpl = EngineImpl { name: "mmap", make: |_| Ok(Box::new(Mmap { maps: Vec::new() })) };
+pub const IMPL: EngineImpl = EngineImpl { name: "mmap", make: |c| Ok(Box::new(Mmap { maps: Vec::new(), advice: c.options.map_advice })) };
 
 const EINVAL: i64 = -(libc::EINVAL as i64);
 const EBADF: i64 = -(libc::EBADF as i64);
@@ -53,7 +54,7 @@ impl Mmap {
     }
 }
 
-fn map_file(f: &EngineFile) -> io::Result<Map> {
+fn map_file(f: &EngineFile, advice: MapAdvice) -> io::Result<Map> {
     let mut map = Map { ptr: ptr::null_mut(), len: 0, writable: f.writable, fd: f.fd };
     if f.size == 0 {
         return Ok(map);
@@ -92,6 +93,19 @@ fn map_file(f: &EngineFile) -> io::Result<Map> {
     }
     map.ptr = p.cast();
     map.len = f.size;
+    // As fio: random advice turns off read-around, so a fault on a page that
+    // is not cached (dropped by invalidate, or by a direct writer to the same
+    // file) reads that page alone. Advice only: failure changes nothing.
+    let a = match advice {
+        MapAdvice::None => None,
+        MapAdvice::Sequential => Some(libc::POSIX_MADV_SEQUENTIAL),
+        MapAdvice::Random => Some(libc::POSIX_MADV_RANDOM),
+        MapAdvice::Normal => Some(libc::POSIX_MADV_NORMAL),
+    };
+    if let Some(a) = a {
+        // SAFETY: `p`/`len` are the mapping just made; posix_madvise only sets the kernel's advice for it.
+        unsafe { libc::posix_madvise(p, len, a) };
+    }
     Ok(map)
 }
 
@@ -100,7 +114,7 @@ impl IoEngine for Mmap {
         self.unmap_all();
         self.maps.reserve(files.len());
         for f in files {
-            match map_file(f) {
+            match map_file(f, self.advice) {
                 Ok(m) => self.maps.push(m),
                 Err(e) => {
                     self.unmap_all();

@@ -6,7 +6,7 @@
 //! files and buffers; an engine only borrows them through raw descriptors and
 //! pointers, so nothing is allocated per I/O.
 
-use crate::model::job::EngineOptions;
+use crate::model::job::{EngineOptions, MapAdvice};
 use std::io;
 use std::os::fd::RawFd;
 

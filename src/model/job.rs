@@ -144,6 +144,21 @@ pub struct EngineOptions {
     pub iodepth_batch_submit: u32,
     /// async engines: wait for at least this many completions (fio `iodepth_batch_complete_min`).
     pub iodepth_batch_complete_min: u32,
+    /// Mapped engines: the access pattern to advise on each mapping
+    /// (fio's `fadvise_hint` applied with madvise). Set by the runner from
+    /// the job's pattern, not by an option.
+    #[serde(skip)]
+    pub map_advice: MapAdvice,
+}
+
+/// What a mapped engine tells the kernel about its accesses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MapAdvice {
+    #[default]
+    None,
+    Sequential,
+    Random,
+    Normal,
 }
 
 /// One job, fully resolved. `numjobs` clones of it run in parallel.

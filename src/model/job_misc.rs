@@ -95,9 +95,23 @@ pub struct JobMisc {
     pub overwrite: bool,
     /// fio `allow_file_create`: 0 refuses files that do not exist.
     pub allow_file_create: bool,
+    /// fio `continue_on_error`, per direction `[read, write]`: an I/O error
+    /// whose errno is in `ignore_error` is counted and the job goes on.
+    pub continue_on_error: [bool; 2],
+    /// fio `ignore_error`: the errnos per direction `continue_on_error`
+    /// passes over; empty means fio's default, EIO and EILSEQ.
+    pub ignore_error: [Vec<i32>; 2],
 }
 
 impl JobMisc {
+    /// Does an error `errno` of an I/O in direction `dir` let the job go on?
+    pub fn continues_after(&self, dir: usize, errno: i32) -> bool {
+        /// fio's non-fatal errors when `ignore_error` names none: EIO, EILSEQ (Linux numbers).
+        const DEFAULT: [i32; 2] = [5, 84];
+        let list: &[i32] = if self.ignore_error[dir].is_empty() { &DEFAULT } else { &self.ignore_error[dir] };
+        self.continue_on_error[dir] && list.contains(&errno)
+    }
+
     /// The strided zones in effect: `zonemode=strided`, or a zone size
     /// given without any zonemode, as fio reads older job files.
     pub fn strided(&self) -> Option<StridedZones> {
@@ -134,6 +148,8 @@ impl Default for JobMisc {
             filename_format: None,
             overwrite: false,
             allow_file_create: true,
+            continue_on_error: [false, false],
+            ignore_error: [Vec::new(), Vec::new()],
         }
     }
 }

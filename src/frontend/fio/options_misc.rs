@@ -7,8 +7,8 @@
 //! what it measures, each with a one-time note where it measures
 //! differently from fio.
 
-use super::options::Kind::{Bool, Size, Text, Uint, Value};
-use super::options::{block_size, expected, opt, per_direction, store, JobState, OptDef};
+use super::options::Kind::{Bool, Size, Text, Time, Uint, Value};
+use super::options::{block_size, expected, opt, per_direction, store, JobState, OptDef, USEC};
 use crate::model::job_misc::{Distribution, Fadvise, Sequencer};
 use crate::units::{clip, parse_size, parse_u32, parse_uint};
 
@@ -289,20 +289,78 @@ fn set_fill_device(j: &mut JobState, b: bool) {
     }
 }
 
-fn set_ignore_error(j: &mut JobState, _: &str) -> Result<(), String> {
-    accepted(j, "ignore_error", "fsbench stops a job at its first I/O error and reports it, so errors are never ignored");
+/// errno names fio's `ignore_error` accepts by name (numbers work too).
+const ERRNOS: &[(&str, i32)] = &[
+    ("EPERM", libc::EPERM),
+    ("ENOENT", libc::ENOENT),
+    ("EINTR", libc::EINTR),
+    ("EIO", libc::EIO),
+    ("ENXIO", libc::ENXIO),
+    ("E2BIG", libc::E2BIG),
+    ("EBADF", libc::EBADF),
+    ("EAGAIN", libc::EAGAIN),
+    ("ENOMEM", libc::ENOMEM),
+    ("EACCES", libc::EACCES),
+    ("EFAULT", libc::EFAULT),
+    ("EBUSY", libc::EBUSY),
+    ("EEXIST", libc::EEXIST),
+    ("ENODEV", libc::ENODEV),
+    ("EINVAL", libc::EINVAL),
+    ("EFBIG", libc::EFBIG),
+    ("ENOSPC", libc::ENOSPC),
+    ("ESPIPE", libc::ESPIPE),
+    ("EROFS", libc::EROFS),
+    ("EILSEQ", libc::EILSEQ),
+    ("ENODATA", libc::ENODATA),
+    ("ETIMEDOUT", libc::ETIMEDOUT),
+    ("EOPNOTSUPP", libc::EOPNOTSUPP),
+    ("ECANCELED", libc::ECANCELED),
+    ("EREMOTEIO", libc::EREMOTEIO),
+    ("EDQUOT", libc::EDQUOT),
+    ("ENOMEDIUM", libc::ENOMEDIUM),
+    ("EMEDIUMTYPE", libc::EMEDIUMTYPE),
+    ("EBADMSG", libc::EBADMSG),
+];
+
+/// `READ_ERRS,WRITE_ERRS,VERIFY_ERRS`, each a `:` list of errno names or
+/// numbers: the errors continue_on_error passes over, per direction.
+fn set_ignore_error(j: &mut JobState, v: &str) -> Result<(), String> {
+    let form = "errno lists per direction such as EIO:EILSEQ,ENOSPC (READ,WRITE,VERIFY; names or numbers)";
+    let parts: Vec<&str> = v.split(',').collect();
+    if parts.len() > 3 {
+        return Err(expected(form, v));
+    }
+    for (dir, part) in parts.iter().enumerate().take(2) {
+        let mut list = Vec::new();
+        for e in part.split(':').map(str::trim).filter(|e| !e.is_empty()) {
+            let n = match ERRNOS.iter().find(|(name, _)| name.eq_ignore_ascii_case(e)) {
+                Some(&(_, n)) => n,
+                None => e
+                    .parse::<i32>()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or_else(|| expected(form, v) + &format!(" ('{}' is not an errno fsbench knows)", clip(e)))?,
+            };
+            list.push(n);
+        }
+        if !list.is_empty() {
+            j.spec.misc.ignore_error[dir] = list;
+        }
+    }
     Ok(())
 }
 
 fn set_continue_on_error(j: &mut JobState, v: &str) -> Result<(), String> {
-    match v.trim().to_ascii_lowercase().as_str() {
-        "none" | "0" | "false" | "no" | "off" => Ok(()),
-        "read" | "write" | "io" | "verify" | "all" | "1" | "true" | "yes" | "on" => {
-            accepted(j, "continue_on_error", "fsbench stops a job at its first I/O error and reports it");
-            Ok(())
-        }
-        _ => Err(expected("one of none, read, write, io, verify, all, 0, 1", v)),
-    }
+    j.spec.misc.continue_on_error = match v.trim().to_ascii_lowercase().as_str() {
+        "none" | "0" | "false" | "no" | "off" => [false, false],
+        "read" => [true, false],
+        "write" => [false, true],
+        "io" | "all" | "1" | "true" | "yes" | "on" => [true, true],
+        // Verification errors: fsbench's verification (if any) stops at the first mismatch.
+        "verify" => [false, false],
+        _ => return Err(expected("one of none, read, write, io, verify, all, 0, 1", v)),
+    };
+    Ok(())
 }
 
 fn set_percentile_list(j: &mut JobState, v: &str) -> Result<(), String> {
@@ -395,10 +453,10 @@ pub static MISC: &[OptDef] = &[
     opt!(
         "continue_on_error",
         [],
-        "none, read, write, io, verify, all (accepted; fsbench stops at the first error)",
+        "go on after errors listed in ignore_error (default EIO, EILSEQ): none, read, write, io, verify, all",
         Value(set_continue_on_error)
     ),
-    opt!("ignore_error", [], "error lists to ignore (accepted; fsbench stops at the first error)", Value(set_ignore_error)),
+    opt!("ignore_error", [], "errnos continue_on_error goes past: READ,WRITE,VERIFY lists such as ,ENOSPC", Value(set_ignore_error)),
     opt!("error_dump", [], "dump every error (0/1; fsbench reports the first)", Bool(|_, _| {})),
     opt!(
         "gtod_reduce",
@@ -556,6 +614,32 @@ pub static MISC: &[OptDef] = &[
     ),
     opt!("dedupe_mode", [], "repeat or working_set (accepted)", Value(|j, v| choice(j, "dedupe_mode", v, &["repeat", "working_set"], ""))),
     opt!("dedupe_working_set_percentage", [], "dedupe working set (accepted)", Uint(0, 100, |_, _| {})),
+    opt!("dedupe_global", [], "dedupe across jobs (accepted)", Bool(|_, _| {})),
+    opt!(
+        "latency_target",
+        [],
+        "latency target for queue-depth profiling (accepted, not applied)",
+        Time(USEC, |j, _| accepted(
+            j,
+            "latency_target",
+            "the queue-depth search for a latency target is not run; the job keeps its iodepth"
+        ))
+    ),
+    opt!("latency_window", [], "latency profiling window (accepted)", Time(USEC, |_, _| {})),
+    opt!(
+        "latency_percentile",
+        [],
+        "share of I/Os under latency_target (accepted)",
+        Value(|_, v| {
+            let x = percent_f(v, "a percentage such as 99.9")?;
+            if (0.0..=100.0).contains(&x) {
+                Ok(())
+            } else {
+                Err(expected("a percentage from 0 to 100 such as 99.9", v))
+            }
+        })
+    ),
+    opt!("latency_run", [], "keep profiling after the target is met (accepted)", Bool(|_, _| {})),
     opt!(
         "scramble_buffers",
         [],
@@ -686,7 +770,13 @@ mod tests {
         assert_eq!(j.notes.iter().filter(|n| n.contains("gtod_reduce")).count(), 1);
         assert!(apply(&mut j, "flow", "8").unwrap_err().contains("not supported"));
         assert!(apply(&mut j, "random_generator", "mt").is_err());
-        apply(&mut j, "continue_on_error", "all").unwrap();
-        assert!(j.notes.iter().any(|n| n.contains("continue_on_error")));
+        apply(&mut j, "continue_on_error", "write").unwrap();
+        assert_eq!(j.spec.misc.continue_on_error, [false, true]);
+        assert!(j.spec.misc.continues_after(WRITE, libc::EIO) && !j.spec.misc.continues_after(WRITE, libc::ENOSPC));
+        apply(&mut j, "ignore_error", ",ENOSPC:122").unwrap();
+        assert_eq!(j.spec.misc.ignore_error, [vec![], vec![libc::ENOSPC, 122]]);
+        assert!(j.spec.misc.continues_after(WRITE, libc::ENOSPC) && !j.spec.misc.continues_after(READ, libc::EIO));
+        assert!(apply(&mut j, "ignore_error", "EWHAT").unwrap_err().contains("EWHAT"));
+        assert!(apply(&mut j, "continue_on_error", "sometimes").is_err());
     }
 }

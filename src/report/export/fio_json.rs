@@ -137,6 +137,8 @@ fn job(r: &RunResult, j: &JobResult, plus: bool) -> Value {
         (Some(_), _) => libc::EIO,
     };
     m.insert("error".into(), json!(code));
+    // Errors continue_on_error went past (fio's total_err).
+    m.insert("total_err".into(), json!(j.ops.iter().map(|o| o.errors).sum::<u64>()));
     m.insert("eta".into(), json!(0));
     m.insert("elapsed".into(), json!(secs.round() as u64));
     m.insert("job options".into(), json!(j.options));
@@ -240,7 +242,8 @@ fn direction(j: &JobResult, op: &OpStats, plus: bool) -> Value {
         "bw": (bw_bytes / 1024.0).round() as u64,
         "iops": op.iops(j.elapsed_ns),
         "runtime": if op.ops > 0 { runtime_ms } else { 0 },
-        "total_ios": op.ops,
+        // fio counts an I/O that failed (and was gone past) as issued.
+        "total_ios": op.ops + op.errors,
         "short_ios": 0,
         "drop_ios": 0,
         "slat_ns": slat,

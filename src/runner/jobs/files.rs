@@ -450,6 +450,19 @@ pub fn advise(spec: &JobSpec, f: &File, file: &PreparedFile) {
     }
 }
 
+/// `fadvise_hint` for a mapped engine, applied with madvise to its mapping.
+pub fn map_advice(spec: &JobSpec) -> crate::model::job::MapAdvice {
+    use crate::model::job::MapAdvice;
+    use crate::model::job_misc::Fadvise;
+    match spec.misc.fadvise {
+        Fadvise::None => MapAdvice::None,
+        Fadvise::ByPattern if spec.rw.is_random() => MapAdvice::Random,
+        Fadvise::ByPattern | Fadvise::Sequential => MapAdvice::Sequential,
+        Fadvise::Random => MapAdvice::Random,
+        Fadvise::Normal => MapAdvice::Normal,
+    }
+}
+
 /// Drop a file's clean cached pages: fio does this each time a time-based
 /// job starts over on a file (invalidate=1). Not on the per-I/O path: once
 /// per pass over the file.

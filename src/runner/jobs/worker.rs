@@ -297,7 +297,9 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
             Err(e) => return fail(e),
         }
     }
-    let engine = match (imp.make)(&EngineConfig { iodepth: spec.iodepth, options: &spec.engine }) {
+    let mut eopts = spec.engine.clone();
+    eopts.map_advice = files::map_advice(&spec);
+    let engine = match (imp.make)(&EngineConfig { iodepth: spec.iodepth, options: &eopts }) {
         Ok(e) => e,
         Err(e) => return fail(format!("ioengine {}: {e}", info.name)),
     };
@@ -391,8 +393,9 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
         failures: Vec::with_capacity(8),
     };
     let region_total: u64 = input.files.iter().map(|f| f.region.end - f.region.start).sum();
-    // With filesize, size only sets how much I/O a loop does (fio).
-    let sized = if spec.misc.filesize.is_some() { spec.size } else { None };
+    // With filesize, size only sets how much I/O a loop does, and no
+    // more than the files hold (fio: filesize=2m nrfiles=3 size=8m reads 6m).
+    let sized = if spec.misc.filesize.is_some() { spec.size.map(|s| s.min(region_total)) } else { None };
     let io_limit = spec.io_size.or(sized).unwrap_or(region_total);
     let partial = if reads_back {
         w.rounds(&input, depth, region_total, io_limit)
@@ -1018,6 +1021,12 @@ impl<'a> Worker<'a> {
 
     #[cold]
     fn io_error(&mut self, s: &Slot, res: i64) {
+        self.stats[s.dir as usize].errors += 1;
+        let dir = s.dir as usize;
+        if res < 0 && dir < SYNC && self.spec.misc.continues_after(dir, -res as i32) {
+            // continue_on_error: counted, and the job goes on, as fio does.
+            return;
+        }
         let what = OP_NAMES[s.dir as usize];
         let path = &self.paths[s.file as usize];
         let msg = if res < 0 {
@@ -1025,7 +1034,6 @@ impl<'a> Worker<'a> {
         } else {
             format!("short {what}: {res} of {} bytes at offset {} of {path}", s.len, s.offset)
         };
-        self.stats[s.dir as usize].errors += 1;
         self.set_error(msg);
     }
 

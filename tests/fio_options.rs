@@ -1,0 +1,288 @@
+//! fio options beyond the common ones, compared with the real fio on this
+//! machine: size-based jobs must do the same I/O (bytes and count per
+//! direction, within 1%), random distributions must have fio's shape, and
+//! the start/stop/file options must have fio's effect on disk.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+
+/// Per job: (name, read bytes, read ios, write bytes, write ios).
+type Counts = Vec<(String, u64, u64, u64, u64)>;
+
+fn counts(doc: &Value) -> Counts {
+    let n = |v: &Value| v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"));
+    doc["jobs"]
+        .as_array()
+        .expect("jobs")
+        .iter()
+        .map(|j| {
+            let name = j["jobname"].as_str().expect("jobname").to_string();
+            (name, n(&j["read"]["io_bytes"]), n(&j["read"]["total_ios"]), n(&j["write"]["io_bytes"]), n(&j["write"]["total_ios"]))
+        })
+        .collect()
+}
+
+/// The JSON document in `out`, after any notes fio prints before it.
+fn json_doc(out: &[u8], who: &str) -> Value {
+    let t = String::from_utf8_lossy(out);
+    let at = t.find('{').unwrap_or_else(|| panic!("{who} printed no JSON: {t}"));
+    serde_json::from_str(&t[at..]).unwrap_or_else(|e| panic!("{who}: bad JSON ({e}): {t}"))
+}
+
+/// Write `job` (with `@DIR@` replaced by a fresh directory) and run it with
+/// the real fio. None (and a printed reason) when fio is not installed.
+fn run_fio(job: &str) -> Option<(Value, tempfile::TempDir)> {
+    if !have("fio") {
+        skip("fio is not installed");
+        return None;
+    }
+    let dir = disk_tempdir();
+    let file = dir.path().join("job.fio");
+    std::fs::write(&file, job.replace("@DIR@", &dir.path().display().to_string())).unwrap();
+    let out = Command::new("fio").arg("--output-format=json").arg(&file).current_dir(dir.path()).output().expect("fio runs");
+    assert!(out.status.success(), "fio failed: {}", String::from_utf8_lossy(&out.stderr));
+    Some((json_doc(&out.stdout, "fio"), dir))
+}
+
+fn run_fsbench(job: &str) -> (Value, tempfile::TempDir) {
+    let dir = disk_tempdir();
+    let file = dir.path().join("job.fio");
+    std::fs::write(&file, job.replace("@DIR@", &dir.path().display().to_string())).unwrap();
+    let out = fsbench()
+        .arg("fio")
+        .arg(&file)
+        .args(["--output-format=fio-json", "--no-progress"])
+        .current_dir(dir.path())
+        .output()
+        .expect("fsbench runs");
+    assert!(out.status.success(), "fsbench failed: {}", String::from_utf8_lossy(&out.stderr));
+    (json_doc(&out.stdout, "fsbench"), dir)
+}
+
+fn close(a: u64, b: u64) -> bool {
+    a.abs_diff(b) as f64 <= 0.01 * a.max(b) as f64
+}
+
+/// Both tools, same job file: every job's bytes and I/O count per direction
+/// within 1%.
+fn same_work_as_fio(job: &str) {
+    let Some((fio, _d)) = run_fio(job) else { return };
+    let (ours, _e) = run_fsbench(job);
+    let (want, got) = (counts(&fio), counts(&ours));
+    assert_eq!(want.len(), got.len(), "job count: fio {want:?}, fsbench {got:?}");
+    for (w, g) in want.iter().zip(&got) {
+        assert_eq!(w.0, g.0);
+        let ok = close(w.1, g.1) && close(w.2, g.2) && close(w.3, g.3) && close(w.4, g.4);
+        assert!(
+            ok,
+            "job {}: fio R {} B/{} ios W {} B/{} ios; fsbench R {} B/{} ios W {} B/{} ios",
+            w.0, w.1, w.2, w.3, w.4, g.1, g.2, g.3, g.4
+        );
+    }
+}
+
+#[test]
+fn variable_block_sizes_do_the_same_io_as_fio() {
+    // The null engine does fio's offset and size arithmetic without files,
+    // so 2 GiB gives ~10^5 I/Os: enough for 1% on random block sizes.
+    same_work_as_fio(
+        "[global]\nioengine=null\nsize=2g\n\
+         [bsrange_map]\nrw=randread\nbsrange=4k-64k\n\
+         [bssplit_map]\nrw=randwrite\nbssplit=4k/30:16k/50:64k/20\n\
+         [bssplit_seq]\nrw=write\nbssplit=4k/30:16k/50:60k/20\n\
+         [bsrange_seq]\nrw=read\nbsrange=4k-64k\n\
+         [bsrange_nomap]\nrw=randread\nbsrange=4k-64k\nnorandommap\n\
+         [mixed_split]\nrw=randrw\nbssplit=4k/30:16k/50:64k/20,4k/50:32k/50\n",
+    );
+}
+
+#[test]
+fn offset_and_count_options_do_the_same_io_as_fio() {
+    same_work_as_fio(
+        "[global]\ndirectory=@DIR@\nsize=4m\nbs=4k\n\
+         [backwards]\nrw=read:-8k\n\
+         [holes]\nrw=write:4k\n\
+         [every8]\nrw=randread:8\n\
+         [filesize]\nfilesize=1m\nnrfiles=3\nrw=read\n\
+         [number_ios]\nrw=randread\nnumber_ios=100\n\
+         [blockalign]\nrw=randread\nblockalign=64k\n\
+         [strided]\nrw=read\nsize=16m\nzonemode=strided\nzonesize=1m\nzoneskip=3m\n\
+         [zoned]\nrw=randread\nnorandommap\nrandom_distribution=zoned:50/5:30/15:20/\n",
+    );
+}
+
+#[test]
+fn offset_increment_places_clones_like_fio() {
+    let job = "[oi]\nfilename=@DIR@/shared\nrw=write\nbs=4k\nsize=1m\noffset_increment=2m\nnumjobs=3\n";
+    let Some((fio, fdir)) = run_fio(job) else { return };
+    let (ours, odir) = run_fsbench(job);
+    assert_eq!(counts(&fio), counts(&ours));
+    let len = |d: &Path| std::fs::metadata(d.join("shared")).unwrap().len();
+    // Clone 2 writes [4m, 5m): the file ends there with both tools.
+    assert_eq!(len(fdir.path()), 5 << 20);
+    assert_eq!(len(odir.path()), 5 << 20);
+}
+
+/// `op offset` pairs of the reads in an fsbench I/O log.
+fn logged_offsets(log: &Path) -> Vec<u64> {
+    std::fs::read_to_string(log)
+        .unwrap()
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            // fsbench: "FILE read OFF LEN"; fio 3: "TIME FILE read OFF LEN".
+            let at = f.iter().position(|w| *w == "read")?;
+            (f.len() == at + 3).then(|| f[at + 1].parse().unwrap())
+        })
+        .collect()
+}
+
+/// Blocks per hit count, hottest first.
+fn block_hits(offs: &[u64], bs: u64) -> Vec<u64> {
+    let mut m = std::collections::HashMap::new();
+    for o in offs {
+        *m.entry(o / bs).or_insert(0u64) += 1;
+    }
+    let mut v: Vec<u64> = m.into_values().collect();
+    v.sort_unstable_by(|a, b| b.cmp(a));
+    v
+}
+
+fn distribution_offsets(dist: &str, tool_fio: bool) -> Option<Vec<u64>> {
+    let job =
+        format!("[d]\nioengine=null\nrw=randread\nbs=4k\nsize=64m\nnorandommap\nrandom_distribution={dist}\nwrite_iolog=@DIR@/io.log\n");
+    let (_, dir) = if tool_fio { run_fio(&job)? } else { run_fsbench(&job) };
+    Some(logged_offsets(&dir.path().join("io.log")))
+}
+
+#[test]
+fn random_distributions_have_fios_shape() {
+    let size = 64u64 << 20;
+    // zoned: half the I/O in the first 5% of the file, 30% in the next 15%.
+    for fio in [false, true] {
+        let Some(offs) = distribution_offsets("zoned:50/5:30/15:20/80", fio) else { return };
+        assert_eq!(offs.len(), 16384, "fio={fio}");
+        let share =
+            |lo: u64, hi: u64| offs.iter().filter(|&&o| o >= lo * size / 100 && o < hi * size / 100).count() as f64 / offs.len() as f64;
+        assert!((0.47..0.53).contains(&share(0, 5)), "fio={fio}: first zone {}", share(0, 5));
+        assert!((0.27..0.33).contains(&share(5, 20)), "fio={fio}: second zone {}", share(5, 20));
+    }
+    // zipf:1.2: the hottest block takes about a fifth of all reads (uniform:
+    // 1/16384 each, so a handful at most).
+    let top = |offs: &[u64]| block_hits(offs, 4096)[0] as f64 / offs.len() as f64;
+    let ours = top(&distribution_offsets("zipf:1.2", false).unwrap());
+    assert!(ours > 0.15, "zipf hottest block {ours}");
+    if let Some(f) = distribution_offsets("zipf:1.2", true) {
+        assert!((ours - top(&f)).abs() < 0.05, "zipf hottest block: fsbench {ours}, fio {}", top(&f));
+    }
+    let uniform = top(&distribution_offsets("random", false).unwrap());
+    assert!(uniform < 0.001, "uniform hottest block {uniform}");
+    // pareto:0.9: a small set of blocks takes most reads.
+    let p = distribution_offsets("pareto:0.9", false).unwrap();
+    let hits = block_hits(&p, 4096);
+    let top_tenth: u64 = hits.iter().take(1638).sum();
+    assert!(top_tenth as f64 > 0.6 * p.len() as f64, "pareto top 10% of blocks: {top_tenth} of {}", p.len());
+    // normal:10: fio scatters the drawn blocks over the file (hashed), so
+    // the shape is in the counts: the hottest fifth of the blocks takes
+    // about 80% of the reads.
+    let hot_fifth = |offs: &[u64]| block_hits(offs, 4096).iter().take(3277).sum::<u64>() as f64 / offs.len() as f64;
+    let ours = hot_fifth(&distribution_offsets("normal:10", false).unwrap());
+    assert!((0.70..0.88).contains(&ours), "normal: hottest fifth of blocks {ours}");
+    if let Some(f) = distribution_offsets("normal:10", true) {
+        assert!((ours - hot_fifth(&f)).abs() < 0.06, "normal hottest fifth: fsbench {ours}, fio {}", hot_fifth(&f));
+    }
+}
+
+#[test]
+fn null_engine_creates_no_file_and_char_devices_work() {
+    let (v, dir) = run_fsbench("[n]\nioengine=null\ndirectory=@DIR@\nrw=write\nsize=8m\n");
+    assert_eq!(counts(&v)[0].3, 8 << 20);
+    let names: Vec<String> =
+        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(names, ["job.fio"], "the null engine touches no file");
+    let (v, _d) = run_fsbench("[w]\nfilename=/dev/null\nrw=write\nsize=1m\n[r]\nfilename=/dev/zero\nrw=randread\nsize=1m\n");
+    let c = counts(&v);
+    assert_eq!((c[0].3, c[0].4), (1 << 20, 256));
+    assert_eq!((c[1].1, c[1].2), (1 << 20, 256));
+}
+
+#[test]
+fn ramp_inside_a_size_based_job_reports_the_whole_job() {
+    // The job ends long before its ramp would: fio then reports all it did.
+    let (v, _d) = run_fsbench("[r]\ndirectory=@DIR@\nrw=write\nsize=2m\nramp_time=30\n");
+    assert_eq!(counts(&v)[0], ("r".to_string(), 0, 0, 2 << 20, 512));
+}
+
+#[test]
+fn wait_for_starts_a_job_after_the_one_it_names() {
+    // 50 I/Os 10 ms apart: each job takes about half a second.
+    let job = "[global]\ndirectory=@DIR@\nsize=200k\nbs=4k\nthinktime=10ms\n\
+               [a]\nrw=write\nwrite_iolog=@DIR@/a.log\n[b]\nwait_for=a\nrw=write\nwrite_iolog=@DIR@/b.log\n";
+    let dir = disk_tempdir();
+    let file = dir.path().join("job.fio");
+    std::fs::write(&file, job.replace("@DIR@", &dir.path().display().to_string())).unwrap();
+    let out = fsbench().arg("fio").arg(&file).args(["--output-format=json", "--no-progress"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v = json_doc(&out.stdout, "fsbench");
+    let wall = v["groups"][0]["elapsed_ns"].as_u64().unwrap() as f64 / 1e9;
+    let job_s = |i: usize| v["jobs"][i]["elapsed_ns"].as_u64().unwrap() as f64 / 1e9;
+    assert!(wall >= 0.95 * (job_s(0) + job_s(1)), "one group, but b ran after a: wall {wall} s, jobs {} s + {} s", job_s(0), job_s(1));
+    // b's log is created when b starts, after a's last write to its own.
+    let created = |n: &str| std::fs::metadata(dir.path().join(n)).unwrap().modified().unwrap();
+    let a_end = created("a.log");
+    let b_end = created("b.log");
+    assert!(b_end.duration_since(a_end).expect("b ends after a") >= std::time::Duration::from_millis(300));
+}
+
+#[test]
+fn continue_on_error_goes_past_listed_errors_and_counts_them_as_fio() {
+    // /dev/full fails every write with ENOSPC.
+    let job = "[full]\nfilename=/dev/full\nrw=write\nsize=1m\ncontinue_on_error=write\nignore_error=,ENOSPC\n";
+    let (ours, _d) = run_fsbench(job);
+    let j = &ours["jobs"][0];
+    assert_eq!(
+        (j["total_err"].as_u64(), j["write"]["io_bytes"].as_u64(), j["write"]["total_ios"].as_u64()),
+        (Some(256), Some(0), Some(256))
+    );
+    if let Some((fio, _e)) = run_fio(job) {
+        assert_eq!(fio["jobs"][0]["total_err"], j["total_err"]);
+        assert_eq!(counts(&fio), counts(&ours));
+    }
+    // Without ENOSPC in the list (the default is EIO, EILSEQ) the first error stops the job.
+    let dir = disk_tempdir();
+    let file = dir.path().join("job.fio");
+    std::fs::write(&file, "[full]\nfilename=/dev/full\nrw=write\nsize=1m\ncontinue_on_error=write\n").unwrap();
+    let out = fsbench().arg("fio").arg(&file).args(["--output-format=json", "--no-progress"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("No space left on device"), "{text}");
+    let v = json_doc(&out.stdout, "fsbench");
+    assert_eq!(op(&v, 0, "write")["errors"], 1);
+}
+
+#[test]
+fn allow_file_create_0_refuses_a_missing_file() {
+    let dir = disk_tempdir();
+    let file = dir.path().join("job.fio");
+    std::fs::write(&file, format!("[j]\ndirectory={}\nrw=write\nsize=1m\nallow_file_create=0\n", dir.path().display())).unwrap();
+    let out = fsbench().arg("fio").arg(&file).arg("--no-progress").output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("allow_file_create=0"), "{err}");
+    assert!(!dir.path().join("j.0.0").exists());
+}
+
+#[test]
+fn time_based_bssplit_moves_fios_bytes_per_io() {
+    // Issue 10: a time-based bssplit job once moved 16.6x fio's bytes for
+    // the same I/O count. The count depends on the machine; the mean size
+    // of an I/O does not.
+    let job = "[global]\ndirectory=@DIR@\nsize=16m\ntime_based\nruntime=1\n[s]\nrw=randrw\nbssplit=4k/50:64k/30:256k/20\n";
+    let Some((fio, _d)) = run_fio(job) else { return };
+    let (ours, _e) = run_fsbench(job);
+    let per_io = |c: &Counts| (c[0].1 + c[0].3) as f64 / (c[0].2 + c[0].4) as f64;
+    let (f, o) = (per_io(&counts(&fio)), per_io(&counts(&ours)));
+    assert!((o / f - 1.0).abs() < 0.05, "bytes per I/O: fio {f}, fsbench {o}");
+}
