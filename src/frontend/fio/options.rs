@@ -80,7 +80,7 @@ impl OptDef {
 
 /// Every option table, one per area of fio's options, so that an area
 /// (engines, verification, logs, ...) keeps its options in its own file.
-pub static TABLES: &[&[OptDef]] = &[OPTIONS];
+pub static TABLES: &[&[OptDef]] = &[OPTIONS, super::options_engine::ENGINE];
 
 /// Every option of every table.
 pub fn all() -> impl Iterator<Item = &'static OptDef> {
@@ -100,7 +100,7 @@ pub fn suggest(name: &str) -> Option<&'static str> {
 
 pub(super) const SEC: Duration = Duration::from_secs(1);
 pub(super) const USEC: Duration = Duration::from_micros(1);
-const RW_FORM: &str = "one of read, write, randread, randwrite, rw, readwrite, randrw";
+const RW_FORM: &str = "one of read, write, randread, randwrite, rw, readwrite, randrw, trim, randtrim, trimwrite, randtrimwrite";
 
 pub(super) fn expected(form: &str, v: &str) -> String {
     format!("expected {form}, got '{}'", clip(v))
@@ -108,7 +108,11 @@ pub(super) fn expected(form: &str, v: &str) -> String {
 
 /// Split a `read,write` pair. One value applies to both directions; an
 /// empty side (`,8k`) leaves that direction unchanged.
-pub(super) fn per_direction<T: Clone>(v: &str, form: &str, mut parse: impl FnMut(&str) -> Result<T, String>) -> Result<[Option<T>; 2], String> {
+pub(super) fn per_direction<T: Clone>(
+    v: &str,
+    form: &str,
+    mut parse: impl FnMut(&str) -> Result<T, String>,
+) -> Result<[Option<T>; 2], String> {
     let parts: Vec<&str> = v.split(',').map(str::trim).collect();
     let mut side = |s: &str| if s.is_empty() { Ok(None) } else { parse(s).map(Some) };
     match parts[..] {
@@ -203,9 +207,10 @@ fn set_rw(j: &mut JobState, v: &str) -> Result<(), String> {
         "randwrite" => RwKind::RandWrite,
         "rw" | "readwrite" => RwKind::ReadWrite,
         "randrw" => RwKind::RandRw,
-        "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
-            return Err(format!("expected {RW_FORM}, got '{}' (trim workloads are not supported)", clip(v)))
-        }
+        "trim" => RwKind::Trim,
+        "randtrim" => RwKind::RandTrim,
+        "trimwrite" => RwKind::TrimWrite,
+        "randtrimwrite" => RwKind::RandTrimWrite,
         _ => return Err(expected(RW_FORM, v)),
     };
     Ok(())
@@ -296,7 +301,12 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("size", [], "total bytes of the job's files, such as 1g", Size(|j, b| j.spec.size = (b > 0).then_some(b))),
     opt!("io_size", ["io_limit"], "bytes to transfer per loop, such as 1g", Size(|j, b| j.spec.io_size = (b > 0).then_some(b))),
     opt!("offset", [], "start offset in each file, such as 1m", Size(|j, b| j.spec.offset = b)),
-    opt!("rw", ["readwrite"], "I/O pattern: read, write, randread, randwrite, rw, randrw", Value(set_rw)),
+    opt!(
+        "rw",
+        ["readwrite"],
+        "I/O pattern: read, write, randread, randwrite, rw, randrw, trim, randtrim, trimwrite, randtrimwrite",
+        Value(set_rw)
+    ),
     opt!("rwmixread", [], "percentage of reads in a mixed job (0-100)", Uint(0, 100, |j, n| j.spec.rwmixread = n)),
     opt!("rwmixwrite", [], "percentage of writes in a mixed job (0-100)", Uint(0, 100, |j, n| j.spec.rwmixread = 100 - n)),
     opt!("bs", ["blocksize"], "block size such as 4k, or a read,write pair", Value(set_bs)),

@@ -98,7 +98,7 @@ pub fn granularity(spec: &JobSpec) -> u64 {
     if spec.rw.reads() {
         g = g.min(spec.bs[READ].min());
     }
-    if spec.rw.writes() {
+    if spec.rw.writes() || spec.rw.trims() {
         g = g.min(spec.bs[WRITE].min());
     }
     g.max(1)
@@ -239,7 +239,8 @@ fn lay_out(spec: &JobSpec, path: &Path, needed: u64, ledger: &mut Ledger) -> Res
     ledger.lock(path, Some(&f))?;
     let have = f.metadata().map(|m| m.len()).unwrap_or(0);
     if have < needed {
-        if spec.rw.reads() {
+        // A trim needs allocated blocks to discard, as a read needs data.
+        if spec.rw.reads() || (spec.rw.trims() && !spec.rw.writes()) {
             fill_file(&f, have, needed, spec, path)?;
         } else {
             preallocate(&f, needed, spec.fallocate);

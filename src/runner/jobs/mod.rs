@@ -110,6 +110,13 @@ pub(crate) fn run(jobs: Vec<JobSpec>, opts: &RunOptions, layout: &str) -> Result
             warnings.warn(w);
         }
     }
+    for j in &jobs {
+        if let Some(info) = engine::find(&j.ioengine) {
+            if let Some(m) = info.caps.dirs.refuses(info.name, j.rw.reads(), j.rw.writes(), j.rw.trims()) {
+                return Err(format!("job '{}': rw={} with {m}", j.name, j.rw.fio_name()).into());
+            }
+        }
+    }
     crate::environment::space::check(&files::space_needs(&jobs), opts.allow_fill)?;
     let mut ledger = Ledger::default();
     let mut results = Vec::new();
