@@ -5,6 +5,7 @@ use super::offsets::Region;
 use crate::environment::lock::{lock_open, lock_path, Lock, LockError};
 use crate::environment::safety;
 use crate::environment::space::Need;
+use crate::model::engine::{Caps, Class};
 use crate::model::job::{Fallocate, JobSpec, SyncMode, READ, WRITE};
 use crate::runner::rng::Rng;
 use crate::runner::RunError;
@@ -307,8 +308,9 @@ pub fn invalidate(file: &PreparedFile) -> Result<(), String> {
 }
 
 /// Open a worker's file with the job's flags.
-pub fn open(spec: &JobSpec, file: &PreparedFile, mapped: bool) -> Result<File, String> {
+pub fn open(spec: &JobSpec, file: &PreparedFile, caps: &Caps) -> Result<File, String> {
     let writes = spec.modifies_files();
+    let mapped = caps.mapped;
     let mut flags = 0;
     if spec.direct && !mapped {
         flags |= libc::O_DIRECT;
@@ -319,8 +321,9 @@ pub fn open(spec: &JobSpec, file: &PreparedFile, mapped: bool) -> Result<File, S
         SyncMode::Dsync => libc::O_DSYNC,
     };
     let f = OpenOptions::new()
-        // mmap needs read access even to write through a mapping.
-        .read(spec.rw.reads() || mapped || !writes)
+        // mmap needs read access even to write through a mapping, and
+        // EXT4_IOC_MOVE_EXT wants the file open for reading and writing.
+        .read(spec.rw.reads() || mapped || caps.class == Class::Space || !writes)
         .write(writes)
         .create(file.create)
         .custom_flags(flags)

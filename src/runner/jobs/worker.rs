@@ -157,7 +157,7 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
     };
     let mut open = Vec::with_capacity(input.files.len());
     for f in &input.files {
-        match files::open(&spec, f, info.caps.mapped) {
+        match files::open(&spec, f, &info.caps) {
             Ok(file) => open.push(file),
             Err(e) => return fail(e),
         }
