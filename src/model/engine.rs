@@ -48,6 +48,19 @@ pub enum Class {
     Exec,
 }
 
+impl Class {
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Data => "data",
+            Class::Space => "space",
+            Class::FileOps => "file-ops",
+            Class::Cpu => "cpu",
+            Class::Net => "net",
+            Class::Exec => "exec",
+        }
+    }
+}
+
 /// A set of `rw=` directions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Dirs {
@@ -61,6 +74,12 @@ impl Dirs {
     pub const ALL: Dirs = Dirs { read: true, write: true, trim: true };
     pub const WRITE: Dirs = Dirs { read: false, write: true, trim: false };
 
+    /// "read,write,trim" or the part of it the set holds.
+    pub fn names(&self) -> String {
+        let v: Vec<&str> = [(self.read, "read"), (self.write, "write"), (self.trim, "trim")].iter().filter(|d| d.0).map(|d| d.1).collect();
+        v.join(",")
+    }
+
     /// Why an engine with these directions cannot run a job that reads,
     /// writes and trims as given, if it cannot.
     pub fn refuses(&self, engine: &str, read: bool, write: bool, trim: bool) -> Option<String> {
@@ -72,9 +91,7 @@ impl Dirs {
         if missing.is_empty() {
             return None;
         }
-        let can: Vec<&str> =
-            [(self.read, "read"), (self.write, "write"), (self.trim, "trim")].iter().filter(|m| m.0).map(|m| m.1).collect();
-        Some(format!("ioengine={engine} cannot {}; it can only {}", missing.join(" or "), can.join(", ")))
+        Some(format!("ioengine={engine} cannot {}; it can only {}", missing.join(" or "), self.names().replace(',', ", ")))
     }
 }
 
