@@ -228,3 +228,17 @@ impl Drop for Loop {
         let _ = std::process::Command::new("losetup").args(["-d", &self.0]).status();
     }
 }
+
+#[test]
+fn engine_options_of_another_engine_are_warned_about() {
+    let dir = disk_tempdir();
+    let d = format!("--directory={}", dir.path().display());
+    let out = fsbench()
+        .args(["fio", "--name=w", "--ioengine=pvsync", "--hipri=1", "--donorname=x", "--rw=write", "--size=64k", "--no-progress", &d])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("hipri only applies to ioengine=pvsync2; ioengine=pvsync ignores it"), "{err}");
+    assert!(err.contains("donorname only applies to ioengine=e4defrag"), "{err}");
+}

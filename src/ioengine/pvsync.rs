@@ -20,9 +20,6 @@ pub const IMPL2: EngineImpl = EngineImpl { name: "pvsync2", make: |cfg| make(cfg
 fn make(cfg: &EngineConfig, v2: bool) -> io::Result<Box<dyn IoEngine>> {
     let o = cfg.options;
     let flags = v2.then_some((if o.hipri { libc::RWF_HIPRI } else { 0 }) | (if o.nowait { libc::RWF_NOWAIT } else { 0 }));
-    if !v2 && (o.hipri || o.nowait) {
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, "hipri and nowait are pvsync2 options; use ioengine=pvsync2"));
-    }
     Ok(Box::new(Pvsync { fds: Vec::new(), trimmer: Trimmer::default(), flags }))
 }
 
