@@ -122,15 +122,12 @@ fn dispatch() -> i32 {
         Command::Experiment(a) => experiment::run_cmd(a),
         Command::Cleanup(a) => cleanup::run(a),
         Command::Engines => {
+            println!("{:<9} {:<5} {:<8} {:<15} WHAT IT DOES", "ENGINE", "MODE", "CLASS", "DIRECTIONS");
             for e in crate::model::engine::ENGINES {
                 let c = e.caps;
-                println!(
-                    "{:<9} {}{}  {}",
-                    e.name,
-                    if c.is_async { "async" } else { "sync " },
-                    if c.diskless { ", no I/O" } else { "" },
-                    e.help
-                );
+                let class = if c.diskless { "no I/O" } else { c.class.name() };
+                let mode = if c.is_async { "async" } else { "sync" };
+                println!("{:<9} {mode:<5} {class:<8} {:<15} {}", e.name, c.dirs.names(), e.help);
             }
             0
         }

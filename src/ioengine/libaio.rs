@@ -112,6 +112,7 @@ pub struct Libaio {
     submitted_early: usize,
     /// The kernel accepts IOCB_CMD_FSYNC/FDSYNC (assumed until it says EINVAL).
     aio_fsync: bool,
+    trimmer: Trimmer,
 }
 
 // SAFETY: the raw pointers point into this struct's own boxed arrays and into the kernel ring owned by `ctx`, none of
@@ -171,6 +172,7 @@ impl Libaio {
             in_flight: 0,
             submitted_early: 0,
             aio_fsync: true,
+            trimmer: Trimmer::default(),
         })
     }
 
@@ -311,6 +313,7 @@ impl Libaio {
 impl IoEngine for Libaio {
     fn setup(&mut self, files: &[EngineFile], bufs: &[EngineBuf]) -> io::Result<()> {
         self.fds = files.iter().map(|f| f.fd).collect();
+        self.trimmer = Trimmer::new(files);
         let slots = bufs.len().max(self.depth);
         if slots > self.iocbs.len() {
             self.iocbs = vec![Iocb::default(); slots].into_boxed_slice();
@@ -326,6 +329,8 @@ impl IoEngine for Libaio {
         let (opcode, buf, len) = match io.op {
             IoOp::Read => (IOCB_CMD_PREAD, io.buf as u64, io.len as u64),
             IoOp::Write => (IOCB_CMD_PWRITE, io.buf as u64, io.len as u64),
+            // Kernel AIO has no discard command; like fio, trim inline.
+            IoOp::Trim => return Ok(Queued::Done(self.trimmer.trim(io.file, fd, io.offset, io.len))),
             IoOp::Fsync | IoOp::Fdatasync if !self.aio_fsync => {
                 // Fallback: queued I/Os go to the kernel first so the sync
                 // covers them (buffered AIO completes inside io_submit).

@@ -31,13 +31,17 @@ struct Map {
 pub struct Mmap {
     maps: Vec<Map>,
     advice: MapAdvice,
+    trimmer: Trimmer,
 }
 
 // SAFETY: the mappings belong to this engine alone and are not tied to the thread that made them; all access goes
 // through `&mut self`, so moving the engine to another thread cannot race.
 unsafe impl Send for Mmap {}
 
-pub const IMPL: EngineImpl = EngineImpl { name: "mmap", make: |c| Ok(Box::new(Mmap { maps: Vec::new(), advice: c.options.map_advice })) };
+pub const IMPL: EngineImpl = EngineImpl {
+    name: "mmap",
+    make: |c| Ok(Box::new(Mmap { maps: Vec::new(), advice: c.options.map_advice, trimmer: Trimmer::default() })),
+};
 
 const EINVAL: i64 = -(libc::EINVAL as i64);
 const EBADF: i64 = -(libc::EBADF as i64);
@@ -112,6 +116,7 @@ fn map_file(f: &EngineFile, advice: MapAdvice) -> io::Result<Map> {
 impl IoEngine for Mmap {
     fn setup(&mut self, files: &[EngineFile], _bufs: &[EngineBuf]) -> io::Result<()> {
         self.unmap_all();
+        self.trimmer = Trimmer::new(files);
         self.maps.reserve(files.len());
         for f in files {
             match map_file(f, self.advice) {
@@ -157,6 +162,8 @@ impl IoEngine for Mmap {
                     _ => EINVAL,
                 }
             }
+            // Through the descriptor, as fio does; the mapping then reads the hole's zeros.
+            IoOp::Trim => self.trimmer.trim(io.file, m.fd, io.offset, io.len),
             IoOp::Fsync | IoOp::Fdatasync if m.ptr.is_null() => do_sync(m.fd, io.op),
             IoOp::Fsync | IoOp::Fdatasync => {
                 // SAFETY: `m.ptr`/`m.len` are a live mapping of this engine (not null on this arm); msync only flushes

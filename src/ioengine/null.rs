@@ -14,7 +14,7 @@ impl IoEngine for Null {
     #[inline]
     fn queue(&mut self, io: &IoUnit) -> io::Result<Queued> {
         Ok(Queued::Done(match io.op {
-            IoOp::Read | IoOp::Write => io.len as i64,
+            IoOp::Read | IoOp::Write | IoOp::Trim => io.len as i64,
             _ => 0,
         }))
     }

@@ -4,13 +4,15 @@ use super::*;
 
 pub struct Psync {
     fds: Vec<RawFd>,
+    trimmer: Trimmer,
 }
 
-pub const IMPL: EngineImpl = EngineImpl { name: "psync", make: |_| Ok(Box::new(Psync { fds: Vec::new() })) };
+pub const IMPL: EngineImpl = EngineImpl { name: "psync", make: |_| Ok(Box::new(Psync { fds: Vec::new(), trimmer: Trimmer::default() })) };
 
 impl IoEngine for Psync {
     fn setup(&mut self, files: &[EngineFile], _bufs: &[EngineBuf]) -> io::Result<()> {
         self.fds = files.iter().map(|f| f.fd).collect();
+        self.trimmer = Trimmer::new(files);
         Ok(())
     }
     #[inline]
@@ -23,6 +25,7 @@ impl IoEngine for Psync {
             match io.op {
                 IoOp::Read => libc::pread(fd, io.buf.cast(), io.len as usize, off),
                 IoOp::Write => libc::pwrite(fd, io.buf.cast(), io.len as usize, off),
+                IoOp::Trim => return Ok(Queued::Done(self.trimmer.trim(io.file, fd, io.offset, io.len))),
                 op => return Ok(Queued::Done(do_sync(fd, op))),
             }
         };

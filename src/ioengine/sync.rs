@@ -6,23 +6,29 @@ pub struct Sync {
     fds: Vec<RawFd>,
     /// Where each file's descriptor points now, so a sequential stream needs no lseek.
     pos: Vec<u64>,
+    trimmer: Trimmer,
 }
 
-pub const IMPL: EngineImpl = EngineImpl { name: "sync", make: |_| Ok(Box::new(Sync { fds: Vec::new(), pos: Vec::new() })) };
+pub const IMPL: EngineImpl =
+    EngineImpl { name: "sync", make: |_| Ok(Box::new(Sync { fds: Vec::new(), pos: Vec::new(), trimmer: Trimmer::default() })) };
 
 impl IoEngine for Sync {
     fn setup(&mut self, files: &[EngineFile], _bufs: &[EngineBuf]) -> io::Result<()> {
         self.fds = files.iter().map(|f| f.fd).collect();
         // u64::MAX forces an lseek before the first I/O on each file.
         self.pos = vec![u64::MAX; files.len()];
+        self.trimmer = Trimmer::new(files);
         Ok(())
     }
     #[inline]
     fn queue(&mut self, io: &IoUnit) -> io::Result<Queued> {
         let i = io.file as usize;
         let fd = self.fds[i];
-        if matches!(io.op, IoOp::Fsync | IoOp::Fdatasync) {
-            return Ok(Queued::Done(do_sync(fd, io.op)));
+        match io.op {
+            IoOp::Fsync | IoOp::Fdatasync => return Ok(Queued::Done(do_sync(fd, io.op))),
+            // A trim neither uses nor moves the file position.
+            IoOp::Trim => return Ok(Queued::Done(self.trimmer.trim(io.file, fd, io.offset, io.len))),
+            IoOp::Read | IoOp::Write => {}
         }
         if self.pos[i] != io.offset {
             // SAFETY: lseek takes plain integers and touches no memory; `fd` is one of the files given to setup.

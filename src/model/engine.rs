@@ -23,6 +23,76 @@ pub struct Caps {
     /// Works through a memory mapping, not read/write calls: direct and sync
     /// open flags do not apply.
     pub mapped: bool,
+    /// What kind of work the engine does.
+    pub class: Class,
+    /// The directions of `rw=` it can perform; a job asking for another is
+    /// refused before it runs.
+    pub dirs: Dirs,
+}
+
+/// What an engine's "I/O" is, which decides how it is checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// Moves file or device data (or, for `null`, pretends to).
+    Data,
+    /// Changes a file's allocation or size instead of its bytes (falloc,
+    /// ftruncate, e4defrag).
+    Space,
+    /// Creates, stats or deletes files and directories.
+    FileOps,
+    /// Burns CPU instead of doing I/O.
+    Cpu,
+    /// Sends or receives over a network.
+    Net,
+    /// Runs a program.
+    Exec,
+}
+
+impl Class {
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Data => "data",
+            Class::Space => "space",
+            Class::FileOps => "file-ops",
+            Class::Cpu => "cpu",
+            Class::Net => "net",
+            Class::Exec => "exec",
+        }
+    }
+}
+
+/// A set of `rw=` directions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dirs {
+    pub read: bool,
+    pub write: bool,
+    pub trim: bool,
+}
+
+impl Dirs {
+    pub const RW: Dirs = Dirs { read: true, write: true, trim: false };
+    pub const ALL: Dirs = Dirs { read: true, write: true, trim: true };
+    pub const WRITE: Dirs = Dirs { read: false, write: true, trim: false };
+
+    /// "read,write,trim" or the part of it the set holds.
+    pub fn names(&self) -> String {
+        let v: Vec<&str> = [(self.read, "read"), (self.write, "write"), (self.trim, "trim")].iter().filter(|d| d.0).map(|d| d.1).collect();
+        v.join(",")
+    }
+
+    /// Why an engine with these directions cannot run a job that reads,
+    /// writes and trims as given, if it cannot.
+    pub fn refuses(&self, engine: &str, read: bool, write: bool, trim: bool) -> Option<String> {
+        let missing: Vec<&str> = [(read && !self.read, "read"), (write && !self.write, "write"), (trim && !self.trim, "trim")]
+            .iter()
+            .filter(|m| m.0)
+            .map(|m| m.1)
+            .collect();
+        if missing.is_empty() {
+            return None;
+        }
+        Some(format!("ioengine={engine} cannot {}; it can only {}", missing.join(" or "), self.names().replace(',', ", ")))
+    }
 }
 
 impl Caps {
@@ -46,32 +116,72 @@ pub static ENGINES: &[EngineInfo] = &[
     EngineInfo {
         name: "sync",
         help: "lseek + read/write, one synchronous call per I/O",
-        caps: Caps { is_async: false, diskless: false, inline_when_buffered: true, mapped: false },
+        caps: Caps { is_async: false, diskless: false, inline_when_buffered: true, mapped: false, class: Class::Data, dirs: Dirs::ALL },
     },
     EngineInfo {
         name: "psync",
         help: "pread/pwrite, one synchronous call per I/O",
-        caps: Caps { is_async: false, diskless: false, inline_when_buffered: true, mapped: false },
+        caps: Caps { is_async: false, diskless: false, inline_when_buffered: true, mapped: false, class: Class::Data, dirs: Dirs::ALL },
     },
     EngineInfo {
         name: "libaio",
         help: "Linux kernel AIO (io_submit/io_getevents); asynchronous only with direct=1",
-        caps: Caps { is_async: true, diskless: false, inline_when_buffered: true, mapped: false },
+        caps: Caps { is_async: true, diskless: false, inline_when_buffered: true, mapped: false, class: Class::Data, dirs: Dirs::ALL },
     },
     EngineInfo {
         name: "io_uring",
         help: "Linux io_uring: batched submission and completion through shared rings (options: fixedbufs, registerfiles, sqthread_poll)",
-        caps: Caps { is_async: true, diskless: false, inline_when_buffered: false, mapped: false },
+        caps: Caps { is_async: true, diskless: false, inline_when_buffered: false, mapped: false, class: Class::Data, dirs: Dirs::ALL },
     },
     EngineInfo {
         name: "mmap",
         help: "memcpy to/from a shared mapping of each file; syncs are msync(MS_SYNC)",
-        caps: Caps { is_async: false, diskless: false, inline_when_buffered: false, mapped: true },
+        caps: Caps { is_async: false, diskless: false, inline_when_buffered: false, mapped: true, class: Class::Data, dirs: Dirs::ALL },
+    },
+    EngineInfo {
+        name: "pvsync",
+        help: "preadv/pwritev with one iovec, one synchronous call per I/O",
+        caps: Caps { is_async: false, diskless: false, inline_when_buffered: true, mapped: false, class: Class::Data, dirs: Dirs::ALL },
+    },
+    EngineInfo {
+        name: "pvsync2",
+        help: "preadv2/pwritev2 with one iovec (options: hipri = RWF_HIPRI, nowait = RWF_NOWAIT)",
+        caps: Caps { is_async: false, diskless: false, inline_when_buffered: true, mapped: false, class: Class::Data, dirs: Dirs::ALL },
+    },
+    EngineInfo {
+        name: "vsync",
+        help: "lseek + readv/writev with one iovec, one synchronous call per I/O",
+        caps: Caps { is_async: false, diskless: false, inline_when_buffered: true, mapped: false, class: Class::Data, dirs: Dirs::ALL },
+    },
+    EngineInfo {
+        name: "posixaio",
+        help: "POSIX AIO (aio_read/aio_write, completion by aio_suspend); glibc runs it on helper threads",
+        caps: Caps { is_async: true, diskless: false, inline_when_buffered: false, mapped: false, class: Class::Data, dirs: Dirs::ALL },
+    },
+    EngineInfo {
+        name: "splice",
+        help: "data moved through a pipe: vmsplice + splice to write, splice + read to read",
+        caps: Caps { is_async: false, diskless: false, inline_when_buffered: true, mapped: false, class: Class::Data, dirs: Dirs::ALL },
+    },
+    EngineInfo {
+        name: "falloc",
+        help: "fallocate per I/O: write allocates, read allocates keeping the size, trim punches a hole",
+        caps: Caps { is_async: false, diskless: false, inline_when_buffered: true, mapped: false, class: Class::Space, dirs: Dirs::ALL },
+    },
+    EngineInfo {
+        name: "ftruncate",
+        help: "ftruncate per write I/O, to the I/O's offset (bs is ignored); reads and trims are refused",
+        caps: Caps { is_async: false, diskless: false, inline_when_buffered: true, mapped: false, class: Class::Space, dirs: Dirs::WRITE },
+    },
+    EngineInfo {
+        name: "e4defrag",
+        help: "EXT4_IOC_MOVE_EXT of each block to a donor file, ext4 only (options: donorname, inplace)",
+        caps: Caps { is_async: false, diskless: false, inline_when_buffered: true, mapped: false, class: Class::Space, dirs: Dirs::WRITE },
     },
     EngineInfo {
         name: "null",
         help: "no I/O at all; calibrates fsbench's own per-I/O overhead",
-        caps: Caps { is_async: false, diskless: true, inline_when_buffered: false, mapped: false },
+        caps: Caps { is_async: false, diskless: true, inline_when_buffered: false, mapped: false, class: Class::Data, dirs: Dirs::ALL },
     },
 ];
 
@@ -95,5 +205,13 @@ mod tests {
         assert_eq!(n.len(), ENGINES.len());
         assert_eq!(find("psync").map(|e| e.name), Some("psync"));
         assert!(find("spdk").is_none());
+    }
+
+    #[test]
+    fn directions_an_engine_refuses() {
+        assert_eq!(Dirs::ALL.refuses("psync", true, true, true), None);
+        let m = Dirs::RW.refuses("x", false, true, true).unwrap();
+        assert_eq!(m, "ioengine=x cannot trim; it can only read, write");
+        assert!(Dirs::WRITE.refuses("ftruncate", true, false, false).unwrap().contains("cannot read; it can only write"));
     }
 }

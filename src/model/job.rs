@@ -21,17 +21,28 @@ pub enum RwKind {
     ReadWrite,
     /// Random mixed reads and writes (fio `randrw`).
     RandRw,
+    /// Sequential trims (discard / hole punching), fio `trim`.
+    Trim,
+    /// Random trims, fio `randtrim`.
+    RandTrim,
+    /// Each block trimmed, then written (fio `trimwrite`), sequentially.
+    TrimWrite,
+    /// The same in random order (fio `randtrimwrite`).
+    RandTrimWrite,
 }
 
 impl RwKind {
     pub fn is_random(self) -> bool {
-        matches!(self, RwKind::RandRead | RwKind::RandWrite | RwKind::RandRw)
+        matches!(self, RwKind::RandRead | RwKind::RandWrite | RwKind::RandRw | RwKind::RandTrim | RwKind::RandTrimWrite)
     }
     pub fn reads(self) -> bool {
-        !matches!(self, RwKind::Write | RwKind::RandWrite)
+        matches!(self, RwKind::Read | RwKind::RandRead | RwKind::ReadWrite | RwKind::RandRw)
     }
     pub fn writes(self) -> bool {
-        !matches!(self, RwKind::Read | RwKind::RandRead)
+        matches!(self, RwKind::Write | RwKind::RandWrite | RwKind::ReadWrite | RwKind::RandRw | RwKind::TrimWrite | RwKind::RandTrimWrite)
+    }
+    pub fn trims(self) -> bool {
+        matches!(self, RwKind::Trim | RwKind::RandTrim | RwKind::TrimWrite | RwKind::RandTrimWrite)
     }
     pub fn fio_name(self) -> &'static str {
         match self {
@@ -41,6 +52,10 @@ impl RwKind {
             RwKind::RandWrite => "randwrite",
             RwKind::ReadWrite => "rw",
             RwKind::RandRw => "randrw",
+            RwKind::Trim => "trim",
+            RwKind::RandTrim => "randtrim",
+            RwKind::TrimWrite => "trimwrite",
+            RwKind::RandTrimWrite => "randtrimwrite",
         }
     }
 }
@@ -53,6 +68,9 @@ pub const MAX_CLONES: u32 = 4096;
 /// Direction index used for per-direction arrays (`[read, write]`).
 pub const READ: usize = 0;
 pub const WRITE: usize = 1;
+/// The third direction fio reports. Trims take the write block size (fio's
+/// `bs=r,w` also gives trims the write value) and have no rate of their own.
+pub const TRIM: usize = 2;
 
 /// How the size of each I/O is chosen, per direction.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -144,6 +162,14 @@ pub struct EngineOptions {
     pub iodepth_batch_submit: u32,
     /// async engines: wait for at least this many completions (fio `iodepth_batch_complete_min`).
     pub iodepth_batch_complete_min: u32,
+    /// pvsync2: RWF_HIPRI, polled completion (fio `hipri`).
+    pub hipri: bool,
+    /// pvsync2: RWF_NOWAIT, fail with EAGAIN instead of blocking (fio `nowait`).
+    pub nowait: bool,
+    /// e4defrag: the donor file's name, in the job's directory (fio `donorname`).
+    pub donorname: Option<String>,
+    /// e4defrag: allocate and free the donor's blocks per I/O instead of once (fio `inplace`).
+    pub inplace: bool,
     /// Mapped engines: the access pattern to advise on each mapping
     /// (fio's `fadvise_hint` applied with madvise). Set by the runner from
     /// the job's pattern, not by an option.
@@ -296,14 +322,16 @@ impl JobSpec {
         }
     }
 
-    /// Largest block size over both directions: buffers are this big.
-    /// The job changes its files: it writes, or syncs them at the end. A job
-    /// that does neither opens them read-only, so a device it names keeps
-    /// its data (and may even be mounted).
+    /// The job changes its files: it writes, trims, syncs them at the end,
+    /// or its engine changes their allocation. A job that does none of these opens them read-only, so a device
+    /// it names keeps its data (and may even be mounted).
     pub fn modifies_files(&self) -> bool {
-        self.rw.writes() || self.end_fsync
+        // An engine that changes allocation (falloc) does so even for reads.
+        let space = crate::model::engine::find(&self.ioengine).is_some_and(|e| e.caps.class == crate::model::engine::Class::Space);
+        self.rw.writes() || self.rw.trims() || self.end_fsync || space
     }
 
+    /// Largest block size over both directions: buffers are this big.
     pub fn max_bs(&self) -> u64 {
         self.bs[READ].max().max(self.bs[WRITE].max())
     }

@@ -247,6 +247,23 @@ pub fn finish(job: Job) -> Result<JobSpec, FioError> {
     if let Some(raw) = &job.state.filename {
         spec.filenames = split_filenames(raw, spec.directory.as_deref()).map_err(|m| loc("filename").err(Some("filename"), m))?;
     }
+    if let Some(info) = crate::model::engine::find(&spec.ioengine) {
+        if let Some(m) = info.caps.dirs.refuses(info.name, spec.rw.reads(), spec.rw.writes(), spec.rw.trims()) {
+            let msg = format!("rw={} with {m}", spec.rw.fio_name());
+            let at = if job.set_at.contains_key("rw") { "rw" } else { "ioengine" };
+            return Err(loc(at).err(Some(at), msg));
+        }
+    }
+    if spec.ioengine == "e4defrag" {
+        let Some(name) = &spec.engine.donorname else {
+            return Err(
+                loc("ioengine").err(Some("ioengine"), "ioengine=e4defrag needs donorname=FILE (the donor file, in the job's directory)")
+            );
+        };
+        // fio puts the donor in the job's directory, or the current one.
+        let dir = spec.directory.clone().unwrap_or_else(|| PathBuf::from("."));
+        spec.engine.donorname = Some(dir.join(name).display().to_string());
+    }
     Ok(spec)
 }
 

@@ -82,7 +82,8 @@ impl OptDef {
 
 /// Every option table, one per area of fio's options, so that an area
 /// (engines, verification, logs, ...) keeps its options in its own file.
-pub static TABLES: &[&[OptDef]] = &[OPTIONS, super::options_log::LOGS, super::options_misc::MISC, super::options_verify::VERIFY];
+pub static TABLES: &[&[OptDef]] =
+    &[OPTIONS, super::options_engine::ENGINE, super::options_log::LOGS, super::options_misc::MISC, super::options_verify::VERIFY];
 
 /// Every option of every table.
 pub fn all() -> impl Iterator<Item = &'static OptDef> {
@@ -102,7 +103,7 @@ pub fn suggest(name: &str) -> Option<&'static str> {
 
 pub(super) const SEC: Duration = Duration::from_secs(1);
 pub(super) const USEC: Duration = Duration::from_micros(1);
-const RW_FORM: &str = "one of read, write, randread, randwrite, rw, readwrite, randrw";
+const RW_FORM: &str = "one of read, write, randread, randwrite, rw, readwrite, randrw, trim, randtrim, trimwrite, randtrimwrite";
 
 pub(super) fn expected(form: &str, v: &str) -> String {
     format!("expected {form}, got '{}'", clip(v))
@@ -216,9 +217,10 @@ fn set_rw(j: &mut JobState, v: &str) -> Result<(), String> {
         "randwrite" => RwKind::RandWrite,
         "rw" | "readwrite" => RwKind::ReadWrite,
         "randrw" => RwKind::RandRw,
-        "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
-            return Err(format!("expected {RW_FORM}, got '{}' (trim workloads are not supported)", clip(v)))
-        }
+        "trim" => RwKind::Trim,
+        "randtrim" => RwKind::RandTrim,
+        "trimwrite" => RwKind::TrimWrite,
+        "randtrimwrite" => RwKind::RandTrimWrite,
         _ => return Err(expected(RW_FORM, v)),
     };
     super::options_misc::set_rw_suffix(j, n)
@@ -310,7 +312,12 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("size", [], "total bytes of the job's files, such as 1g", Size(|j, b| j.spec.size = (b > 0).then_some(b))),
     opt!("io_size", ["io_limit"], "bytes to transfer per loop, such as 1g", Size(|j, b| j.spec.io_size = (b > 0).then_some(b))),
     opt!("offset", [], "start offset in each file, such as 1m", Size(|j, b| j.spec.offset = b)),
-    opt!("rw", ["readwrite"], "I/O pattern: read, write, randread, randwrite, rw, randrw", Value(set_rw)),
+    opt!(
+        "rw",
+        ["readwrite"],
+        "I/O pattern: read, write, randread, randwrite, rw, randrw, trim, randtrim, trimwrite, randtrimwrite",
+        Value(set_rw)
+    ),
     opt!("rwmixread", [], "percentage of reads in a mixed job (0-100)", Uint(0, 100, |j, n| j.spec.rwmixread = n)),
     opt!("rwmixwrite", [], "percentage of writes in a mixed job (0-100)", Uint(0, 100, |j, n| j.spec.rwmixread = 100 - n)),
     opt!("bs", ["blocksize"], "block size such as 4k, or a read,write pair", Value(set_bs)),

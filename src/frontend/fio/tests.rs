@@ -264,8 +264,18 @@ fn bad_bool() {
 #[test]
 fn bad_rw() {
     let e = err("[j]\nrw=randomread\n");
-    assert_at(&e, 2, 4, Some("j"), Some("rw"), "expected one of read, write, randread, randwrite, rw, readwrite, randrw, got 'randomread'");
-    assert_at(&err("[j]\nreadwrite=trim\n"), 2, 11, Some("j"), Some("readwrite"), "trim workloads are not supported");
+    let form = "expected one of read, write, randread, randwrite, rw, readwrite, randrw, trim, randtrim, trimwrite, randtrimwrite";
+    assert_at(&e, 2, 4, Some("j"), Some("rw"), &format!("{form}, got 'randomread'"));
+    assert_at(
+        &err("[j]\nreadwrite=trim\nioengine=ftruncate\n"),
+        2,
+        1,
+        Some("j"),
+        Some("rw"),
+        "rw=trim with ioengine=ftruncate cannot trim; it can only write",
+    );
+    assert_at(&err("[j]\nioengine=ftruncate\n"), 2, 1, Some("j"), Some("ioengine"), "rw=read with ioengine=ftruncate cannot read");
+    assert_at(&err("[j]\nioengine=e4defrag\nrw=write\n"), 2, 1, Some("j"), Some("ioengine"), "needs donorname=FILE");
     assert_at(&err("[j]\nrw=randread:0\n"), 2, 4, Some("j"), Some("rw"), "N >= 1 I/Os per random offset, got '0'");
     assert_at(&err("[j]\nrw=read:fast\n"), 2, 4, Some("j"), Some("rw"), "read:SIZE such as read:8k");
 }

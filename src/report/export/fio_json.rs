@@ -144,7 +144,7 @@ fn job(r: &RunResult, j: &JobResult, plus: bool) -> Value {
     m.insert("job options".into(), json!(j.options));
     m.insert("read".into(), dir("read"));
     m.insert("write".into(), dir("write"));
-    m.insert("trim".into(), direction(j, &empty, false));
+    m.insert("trim".into(), dir("trim"));
     let sync = j.op("sync").unwrap_or(&empty);
     m.insert("sync".into(), json!({ "total_ios": sync.ops, "lat_ns": lat_obj(&sync.lat, true) }));
     m.insert("job_runtime".into(), json!(j.elapsed_ns / 1_000_000));

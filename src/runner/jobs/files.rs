@@ -5,6 +5,7 @@ use super::offsets::Region;
 use crate::environment::lock::{lock_open, lock_path, Lock, LockError};
 use crate::environment::safety;
 use crate::environment::space::Need;
+use crate::model::engine::{Caps, Class};
 use crate::model::job::{Fallocate, JobSpec, SyncMode, READ, WRITE};
 use crate::runner::rng::Rng;
 use crate::runner::RunError;
@@ -142,7 +143,7 @@ pub fn granularity(spec: &JobSpec) -> u64 {
     if spec.rw.reads() {
         g = g.min(spec.bs[READ].min());
     }
-    if spec.rw.writes() {
+    if spec.rw.writes() || spec.rw.trims() {
         g = g.min(spec.bs[WRITE].min());
     }
     g.max(1)
@@ -328,7 +329,8 @@ fn lay_out(spec: &JobSpec, path: &Path, needed: u64, ledger: &mut Ledger) -> Res
         if spec.misc.fill_device {
             // Sparse: the writes themselves take the space, until ENOSPC.
             f.set_len(needed).map_err(|e| format!("cannot extend {}: {e}", path.display()))?;
-        } else if spec.rw.reads() || spec.misc.overwrite {
+        } else if spec.rw.reads() || spec.misc.overwrite || (spec.rw.trims() && !spec.rw.writes()) {
+            // A trim needs allocated blocks to discard, as a read needs data.
             fill_file(&f, have, needed, spec, path)?;
         } else {
             preallocate(&f, needed, spec.fallocate);
@@ -395,8 +397,9 @@ pub fn invalidate(file: &PreparedFile) -> Result<(), String> {
 }
 
 /// Open a worker's file with the job's flags.
-pub fn open(spec: &JobSpec, file: &PreparedFile, mapped: bool) -> Result<File, String> {
+pub fn open(spec: &JobSpec, file: &PreparedFile, caps: &Caps) -> Result<File, String> {
     let writes = spec.modifies_files();
+    let mapped = caps.mapped;
     let mut flags = 0;
     if spec.direct && !mapped {
         flags |= libc::O_DIRECT;
@@ -407,8 +410,9 @@ pub fn open(spec: &JobSpec, file: &PreparedFile, mapped: bool) -> Result<File, S
         SyncMode::Dsync => libc::O_DSYNC,
     };
     let f = OpenOptions::new()
-        // mmap needs read access even to write through a mapping.
-        .read(spec.rw.reads() || mapped || !writes || spec.verify.enabled())
+        // mmap needs read access even to write through a mapping, and
+        // EXT4_IOC_MOVE_EXT wants the file open for reading and writing.
+        .read(spec.rw.reads() || mapped || caps.class == Class::Space || !writes || spec.verify.enabled())
         .write(writes)
         .create(file.create)
         .custom_flags(flags)

@@ -72,6 +72,15 @@ pub fn warnings_for(spec: &JobSpec) -> Vec<String> {
             "job '{name}': buffered io_uring is served by kernel io-wq worker threads; their CPU is counted in fsbench's CPU figures (fio leaves it out)"
         ));
     }
+    let e = &spec.engine;
+    let own = |set: bool, opt: &str, engine: &str| {
+        (set && info.name != engine)
+            .then(|| format!("job '{name}': {opt} only applies to ioengine={engine}; ioengine={} ignores it", info.name))
+    };
+    w.extend(own(e.hipri, "hipri", "pvsync2"));
+    w.extend(own(e.nowait, "nowait", "pvsync2"));
+    w.extend(own(e.donorname.is_some(), "donorname", "e4defrag"));
+    w.extend(own(e.inplace, "inplace", "e4defrag"));
     if info.caps.mapped && (spec.direct || spec.sync != crate::model::job::SyncMode::None) {
         w.push(format!("job '{name}': direct= and sync= do not apply to ioengine=mmap, which copies through a memory mapping"));
     }
@@ -169,6 +178,13 @@ pub(crate) fn run(jobs: Vec<JobSpec>, opts: &RunOptions, layout: &str) -> Result
     if !opts.cache_controlled {
         if let Some(w) = cache_warning(&jobs) {
             warnings.warn(w);
+        }
+    }
+    for j in &jobs {
+        if let Some(info) = engine::find(&j.ioengine) {
+            if let Some(m) = info.caps.dirs.refuses(info.name, j.rw.reads(), j.rw.writes(), j.rw.trims()) {
+                return Err(format!("job '{}': rw={} with {m}", j.name, j.rw.fio_name()).into());
+            }
         }
     }
     crate::environment::space::check(&files::space_needs(&jobs), opts.allow_fill)?;

@@ -12,7 +12,7 @@ use super::offsets::{OffsetGen, Shape, Skew};
 use super::verify::{Expect, Stamp, Verifier, VerifyStats};
 use crate::ioengine::{self, Completion, EngineBuf, EngineConfig, EngineFile, IoEngine, IoOp, IoUnit, Queued};
 use crate::measure::usage::{CpuUsage, UsageMark};
-use crate::model::job::{BlockSize, JobSpec, READ, WRITE};
+use crate::model::job::{BlockSize, JobSpec, READ, TRIM, WRITE};
 use crate::model::job_misc::Sequencer;
 use crate::result::{OpClass, OpStats, Timeline};
 use crate::runner::buffers::{self, Buffers};
@@ -26,9 +26,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Operation types a fio-style job reports, in result order.
-pub const OP_NAMES: [&str; 3] = ["read", "write", "sync"];
-const SYNC: usize = 2;
+/// Operation types a fio-style job reports, in result order; the first
+/// three are fio's directions, indexed by `READ`, `WRITE`, `TRIM`.
+pub const OP_NAMES: [&str; 4] = ["read", "write", "trim", "sync"];
+const SYNC: usize = 3;
+const KINDS: usize = OP_NAMES.len();
 const TICK: Duration = Duration::from_secs(1);
 
 /// A counter the progress display reads; one cache line per worker, written
@@ -135,16 +137,22 @@ struct Slot {
 /// Per-interval counters, pushed into preallocated series once a second.
 struct Ticker {
     next: Instant,
-    cur_ops: [u64; 3],
-    cur_bytes: [u64; 3],
-    ops: [Vec<u64>; 3],
-    bytes: [Vec<u64>; 3],
+    cur_ops: [u64; KINDS],
+    cur_bytes: [u64; KINDS],
+    ops: [Vec<u64>; KINDS],
+    bytes: [Vec<u64>; KINDS],
 }
 
 impl Ticker {
     fn new(start: Instant, capacity: usize) -> Ticker {
         let v = || Vec::with_capacity(capacity);
-        Ticker { next: start + TICK, cur_ops: [0; 3], cur_bytes: [0; 3], ops: [v(), v(), v()], bytes: [v(), v(), v()] }
+        Ticker {
+            next: start + TICK,
+            cur_ops: [0; KINDS],
+            cur_bytes: [0; KINDS],
+            ops: std::array::from_fn(|_| v()),
+            bytes: std::array::from_fn(|_| v()),
+        }
     }
 
     #[inline]
@@ -157,24 +165,24 @@ impl Ticker {
     }
 
     fn roll(&mut self) {
-        for d in 0..3 {
+        for d in 0..KINDS {
             self.ops[d].push(self.cur_ops[d]);
             self.bytes[d].push(self.cur_bytes[d]);
         }
-        self.cur_ops = [0; 3];
-        self.cur_bytes = [0; 3];
+        self.cur_ops = [0; KINDS];
+        self.cur_bytes = [0; KINDS];
         self.next += TICK;
     }
 
     /// Complete intervals only; the partial tail would read as a dip. An
     /// interval that ended before `end` is complete even when no I/O
     /// finished after its boundary.
-    fn into_timeline(mut self, used: [bool; 3], end: Instant) -> Timeline {
+    fn into_timeline(mut self, used: [bool; KINDS], end: Instant) -> Timeline {
         while end >= self.next {
             self.roll();
         }
         let mut tl = Timeline { interval_ms: TICK.as_millis() as u64, ..Default::default() };
-        for d in 0..3 {
+        for d in 0..KINDS {
             if used[d] {
                 tl.ops.insert(OP_NAMES[d].to_string(), self.ops[d].clone());
                 tl.bytes.insert(OP_NAMES[d].to_string(), self.bytes[d].clone());
@@ -193,7 +201,7 @@ struct Worker<'a> {
     batch: Vec<u32>,
     completions: Vec<Completion>,
     bufs: Buffers,
-    stats: [OpStats; 3],
+    stats: [OpStats; KINDS],
     ticker: Ticker,
     window_start: Instant,
     /// The ramp has ended (or there is none). Completions are recorded from
@@ -269,7 +277,7 @@ fn place_thread(spec: &JobSpec, clone: u32) -> Result<(), String> {
 pub fn run(input: WorkerInput) -> WorkerOutput {
     let spec = input.spec.clone();
     let reads_back = spec.verify.enabled() && spec.rw.writes() && (spec.verify.do_verify || spec.verify.only);
-    let used = [spec.rw.reads() || reads_back, spec.rw.writes(), spec.fsync > 0 || spec.fdatasync > 0 || spec.end_fsync];
+    let used = [spec.rw.reads() || reads_back, spec.rw.writes(), spec.rw.trims(), spec.fsync > 0 || spec.fdatasync > 0 || spec.end_fsync];
     let fail = |e: String| WorkerOutput { error: Some(e), ..WorkerOutput::default() };
     let (Some(info), Some(imp)) = (crate::model::engine::find(&spec.ioengine), ioengine::find(&spec.ioengine)) else {
         return fail(format!("unknown ioengine '{}'", spec.ioengine));
@@ -289,7 +297,7 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
             open.push(None);
             continue;
         }
-        match files::open(&spec, f, info.caps.mapped) {
+        match files::open(&spec, f, &info.caps) {
             Ok(file) => {
                 files::advise(&spec, &file, f);
                 open.push(Some(file));
@@ -311,7 +319,7 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
     let efiles: Vec<EngineFile> = open
         .iter()
         .zip(&input.files)
-        .map(|(f, p)| EngineFile { fd: f.as_ref().map_or(-1, |f| f.as_raw_fd()), size: p.region.end, writable: spec.rw.writes() })
+        .map(|(f, p)| EngineFile { fd: f.as_ref().map_or(-1, |f| f.as_raw_fd()), size: p.region.end, writable: spec.modifies_files() })
         .collect();
     let ebufs: Vec<EngineBuf> = (0..depth).map(|i| EngineBuf { ptr: bufs.slot(i), len: bufs.len }).collect();
     let verifier = spec.verify.enabled().then(|| {
@@ -367,7 +375,8 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
         stats: [
             OpStats::new(OP_NAMES[0], OpClass::DataRead, info.caps.is_async),
             OpStats::new(OP_NAMES[1], OpClass::DataWrite, info.caps.is_async),
-            OpStats::new(OP_NAMES[2], OpClass::Sync, false),
+            OpStats::new(OP_NAMES[2], OpClass::Other, info.caps.is_async),
+            OpStats::new(OP_NAMES[3], OpClass::Sync, false),
         ],
         ticker: Ticker::new(window_start, capacity),
         window_start,
@@ -612,7 +621,17 @@ impl<'a> Worker<'a> {
         let mut pacer = Pacer { start: Instant::now(), bytes_per_s: spec.rate, iops: spec.rate_iops, sent_bytes: [0; 2], sent_ios: [0; 2] };
         let pacing = pacer.active() && !self.dry_run;
         let mixed = spec.rw.reads() && spec.rw.writes();
-        let only = if spec.rw.reads() { READ } else { WRITE };
+        let only = if spec.rw.reads() {
+            READ
+        } else if spec.rw.trims() {
+            TRIM
+        } else {
+            WRITE
+        };
+        // trimwrite: every trimmed block is written next, outside the budget
+        // (fio reports size bytes trimmed and size bytes written).
+        let trim_then_write = spec.rw.trims() && spec.rw.writes();
+        let mut rewrite: Option<(u32, u64, u64)> = None;
         let sync_every = if spec.fsync > 0 { spec.fsync } else { spec.fdatasync };
         let sync_op = if spec.fsync > 0 { IoOp::Fsync } else { IoOp::Fdatasync };
         let batch_submit = spec.engine.iodepth_batch_submit as usize;
@@ -647,6 +666,20 @@ impl<'a> Worker<'a> {
                     done = true;
                     break;
                 }
+                if let Some((file, offset, len)) = rewrite.take() {
+                    if self.error.is_some() {
+                        done = true;
+                        break;
+                    }
+                    self.issue(WRITE, file, offset, len as u32, now);
+                    if sync_every > 0 {
+                        writes += 1;
+                        if writes % sync_every as u64 == 0 {
+                            sync_due = Some(file);
+                        }
+                    }
+                    continue;
+                }
                 if budget.exhausted(now) || self.error.is_some() || self.eof {
                     done = true;
                     break;
@@ -674,7 +707,8 @@ impl<'a> Worker<'a> {
                 };
                 let file = next_file;
                 next_file = if next_file + 1 == nfiles { 0 } else { next_file + 1 };
-                let gi = if shared_gen { READ } else { dir };
+                // Trims share the write side: its block size, its offsets.
+                let gi = if shared_gen { READ } else { dir.min(WRITE) };
                 let g = &mut gens[file as usize][gi];
                 let offset = g.offset(&mut self.rng);
                 if g.wrapped {
@@ -691,7 +725,7 @@ impl<'a> Worker<'a> {
                 }
                 let len = gens[file as usize][gi].commit(offset, len);
                 let mut start = now;
-                if pacing {
+                if pacing && dir != TRIM {
                     pacer.wait(dir, len, now, stop);
                     start = Instant::now();
                 }
@@ -703,6 +737,9 @@ impl<'a> Worker<'a> {
                 budget.ios += 1;
                 progress.bytes.store(self.progress_base + budget.issued, Ordering::Relaxed);
                 self.issue(dir, file, offset, len as u32, start);
+                if trim_then_write {
+                    rewrite = Some((file, offset, len));
+                }
                 if dir == WRITE && sync_every > 0 {
                     writes += 1;
                     if writes % sync_every as u64 == 0 {
@@ -846,8 +883,8 @@ impl<'a> Worker<'a> {
     /// The ramp is over: forget what it recorded.
     fn start_window(&mut self) {
         self.ramp_over = true;
-        self.ticker.cur_ops = [0; 3];
-        self.ticker.cur_bytes = [0; 3];
+        self.ticker.cur_ops = [0; KINDS];
+        self.ticker.cur_bytes = [0; KINDS];
         if let Some(m) = self.ramp_mark.take() {
             self.ramp_cpu = Some(m.until(&UsageMark::thread_now()));
         }
@@ -858,7 +895,7 @@ impl<'a> Worker<'a> {
 
     #[inline]
     fn block_len(&mut self, dir: usize) -> u64 {
-        match &self.spec.bs[dir] {
+        match &self.spec.bs[dir.min(WRITE)] {
             BlockSize::Fixed(b) => *b,
             BlockSize::Range { min, max } => min + self.rng.below((max - min) / min + 1) * min,
             BlockSize::Split(v) => {
@@ -917,7 +954,11 @@ impl<'a> Worker<'a> {
         }
         self.slots[slot as usize] =
             Slot { start, submitted: start, dir: dir as u8, len, file, offset, numberio, check, expect_numberio: None, expect_seed: None };
-        let op = if dir == READ { IoOp::Read } else { IoOp::Write };
+        let op = match dir {
+            READ => IoOp::Read,
+            WRITE => IoOp::Write,
+            _ => IoOp::Trim,
+        };
         let io = IoUnit { op, file, offset, len, buf, slot };
         if self.ramp_over {
             self.depths.level[Depths::level_bucket(self.inflight + 1)] += 1;

@@ -1,0 +1,61 @@
+//! vsync: lseek(2) then readv(2)/writev(2) with one iovec, done inline —
+//! fio's `vsync` engine (fio may merge adjacent I/Os into one vector; with
+//! one I/O in flight there is nothing to merge).
+
+use super::*;
+
+pub struct Vsync {
+    fds: Vec<RawFd>,
+    /// Where each file's descriptor points now, so a sequential stream needs no lseek.
+    pos: Vec<u64>,
+    trimmer: Trimmer,
+}
+
+pub const IMPL: EngineImpl =
+    EngineImpl { name: "vsync", make: |_| Ok(Box::new(Vsync { fds: Vec::new(), pos: Vec::new(), trimmer: Trimmer::default() })) };
+
+impl IoEngine for Vsync {
+    fn setup(&mut self, files: &[EngineFile], _bufs: &[EngineBuf]) -> io::Result<()> {
+        self.fds = files.iter().map(|f| f.fd).collect();
+        // u64::MAX forces an lseek before the first I/O on each file.
+        self.pos = vec![u64::MAX; files.len()];
+        self.trimmer = Trimmer::new(files);
+        Ok(())
+    }
+    #[inline]
+    fn queue(&mut self, io: &IoUnit) -> io::Result<Queued> {
+        let i = io.file as usize;
+        let fd = self.fds[i];
+        match io.op {
+            IoOp::Fsync | IoOp::Fdatasync => return Ok(Queued::Done(do_sync(fd, io.op))),
+            IoOp::Trim => return Ok(Queued::Done(self.trimmer.trim(io.file, fd, io.offset, io.len))),
+            IoOp::Read | IoOp::Write => {}
+        }
+        if self.pos[i] != io.offset {
+            // SAFETY: lseek takes plain integers and touches no memory; `fd` is one of the files given to setup.
+            let r = unsafe { libc::lseek(fd, io.offset as libc::off_t, libc::SEEK_SET) };
+            if r < 0 {
+                self.pos[i] = u64::MAX;
+                return Ok(Queued::Done(syscall_result(-1)));
+            }
+        }
+        let iov = libc::iovec { iov_base: io.buf.cast(), iov_len: io.len as usize };
+        // SAFETY: `iov` describes `io.buf`, valid for `io.len` bytes (IoUnit contract: writable for a read,
+        // initialised for a write) until this synchronous call returns; `fd` is one of the files given to setup.
+        let r = unsafe {
+            match io.op {
+                IoOp::Read => libc::readv(fd, &iov, 1),
+                _ => libc::writev(fd, &iov, 1),
+            }
+        };
+        let res = syscall_result(r);
+        self.pos[i] = if res >= 0 { io.offset + res as u64 } else { u64::MAX };
+        Ok(Queued::Done(res))
+    }
+    fn commit(&mut self) -> io::Result<usize> {
+        Ok(0)
+    }
+    fn reap(&mut self, _min: usize, _out: &mut [Completion]) -> io::Result<usize> {
+        Ok(0)
+    }
+}
