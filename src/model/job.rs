@@ -143,6 +143,8 @@ pub struct EngineOptions {
     pub iodepth_batch_submit: u32,
     /// async engines: wait for at least this many completions (fio `iodepth_batch_complete_min`).
     pub iodepth_batch_complete_min: u32,
+    /// The engines that do no plain data I/O (file operations, cpuio, exec, net).
+    pub misc: crate::model::engine_misc::MiscEngineOptions,
 }
 
 /// One job, fully resolved. `numjobs` clones of it run in parallel.
@@ -158,6 +160,9 @@ pub struct JobSpec {
     /// Total bytes of the job's file region, divided over its files; `None`
     /// means "the size of the existing file or device".
     pub size: Option<u64>,
+    /// Bytes of each file (fio `filesize`); overrides `size / nrfiles`, and
+    /// `size` (when set) still caps what a loop transfers.
+    pub filesize: Option<u64>,
     /// Bytes to transfer per loop; `None` means `size` (fio `io_size`).
     pub io_size: Option<u64>,
     /// Start offset inside each file.
@@ -233,6 +238,7 @@ impl JobSpec {
             directory: None,
             nrfiles: 1,
             size: None,
+            filesize: None,
             io_size: None,
             offset: 0,
             rw: RwKind::Read,

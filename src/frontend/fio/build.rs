@@ -212,6 +212,7 @@ pub fn finish(job: Job) -> Result<JobSpec, FioError> {
     if let Some(raw) = &job.state.filename {
         spec.filenames = split_filenames(raw, spec.directory.as_deref()).map_err(|m| loc("filename").err(Some("filename"), m))?;
     }
+    super::options_engines_misc::finish(&mut spec).map_err(|(opt, m)| loc(opt).err(Some(opt), m))?;
     Ok(spec)
 }
 

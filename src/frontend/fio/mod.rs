@@ -12,6 +12,7 @@ pub use family::{Fio, LAYOUT};
 mod expand;
 mod ini;
 pub mod options;
+mod options_engines_misc;
 #[cfg(test)]
 mod tests;
 

@@ -80,7 +80,7 @@ impl OptDef {
 
 /// Every option table, one per area of fio's options, so that an area
 /// (engines, verification, logs, ...) keeps its options in its own file.
-pub static TABLES: &[&[OptDef]] = &[OPTIONS];
+pub static TABLES: &[&[OptDef]] = &[OPTIONS, super::options_engines_misc::ENGINES_MISC];
 
 /// Every option of every table.
 pub fn all() -> impl Iterator<Item = &'static OptDef> {
@@ -108,7 +108,11 @@ pub(super) fn expected(form: &str, v: &str) -> String {
 
 /// Split a `read,write` pair. One value applies to both directions; an
 /// empty side (`,8k`) leaves that direction unchanged.
-pub(super) fn per_direction<T: Clone>(v: &str, form: &str, mut parse: impl FnMut(&str) -> Result<T, String>) -> Result<[Option<T>; 2], String> {
+pub(super) fn per_direction<T: Clone>(
+    v: &str,
+    form: &str,
+    mut parse: impl FnMut(&str) -> Result<T, String>,
+) -> Result<[Option<T>; 2], String> {
     let parts: Vec<&str> = v.split(',').map(str::trim).collect();
     let mut side = |s: &str| if s.is_empty() { Ok(None) } else { parse(s).map(Some) };
     match parts[..] {

@@ -5,6 +5,7 @@ use super::offsets::Region;
 use crate::environment::lock::{lock_open, lock_path, Lock, LockError};
 use crate::environment::safety;
 use crate::environment::space::Need;
+use crate::model::engine::FileUse;
 use crate::model::job::{Fallocate, JobSpec, SyncMode, READ, WRITE};
 use crate::runner::rng::Rng;
 use crate::runner::RunError;
@@ -69,7 +70,9 @@ impl Ledger {
             if !pred(p) {
                 return true;
             }
-            match std::fs::remove_file(p) {
+            // Directories are the dir* engines' files.
+            let removed = if p.is_dir() { std::fs::remove_dir(p) } else { std::fs::remove_file(p) };
+            match removed {
                 Ok(()) => false,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
                 Err(e) => {
@@ -89,6 +92,17 @@ pub fn paths(spec: &JobSpec, clone: u32) -> Vec<PathBuf> {
     }
     let dir = spec.directory.clone().unwrap_or_else(|| PathBuf::from("."));
     (0..spec.nrfiles).map(|n| dir.join(format!("{}.{}.{}", spec.name, clone, n))).collect()
+}
+
+/// How the job's engine uses its files (`Data` for an unknown engine, which
+/// the worker then refuses).
+pub fn file_use(spec: &JobSpec) -> FileUse {
+    crate::model::engine::find(&spec.ioengine).map_or(FileUse::Data, |e| e.caps.files)
+}
+
+/// Bytes of each of `n` files: fio's `filesize`, else `size` shared out.
+pub fn per_file(spec: &JobSpec, n: usize) -> Option<u64> {
+    spec.filesize.or(spec.size.map(|total| total / n.max(1) as u64))
 }
 
 /// Smallest block size over the directions the job uses: regions and random
@@ -112,11 +126,15 @@ pub fn space_needs(jobs: &[JobSpec]) -> Vec<Need> {
     let mut needs: Vec<Need> = Vec::new();
     let mut index: std::collections::HashMap<PathBuf, usize> = Default::default();
     for spec in jobs {
-        let Some(total) = spec.size else { continue };
+        // Only laid-out data takes space; created, stat'ed or deleted
+        // files take an inode each.
+        if spec.size.is_none() && spec.filesize.is_none() || file_use(spec) != FileUse::Data {
+            continue;
+        }
         let gran = granularity(spec);
         for clone in 0..spec.numjobs {
             let paths = paths(spec, clone);
-            let per_file = total / paths.len().max(1) as u64 / gran * gran;
+            let per_file = per_file(spec, paths.len()).unwrap_or(0) / gran * gran;
             for path in paths {
                 let bytes = spec.offset + per_file;
                 match index.get(&path) {
@@ -134,11 +152,22 @@ pub fn space_needs(jobs: &[JobSpec]) -> Vec<Need> {
 
 /// Check, create and lay out the files of one clone.
 pub fn prepare(spec: &JobSpec, clone: u32, allow_device: bool, ledger: &mut Ledger) -> Result<Vec<PreparedFile>, RunError> {
+    let uses = file_use(spec);
+    if uses == FileUse::None {
+        return Ok(vec![no_file(spec, clone)]);
+    }
     let paths = paths(spec, clone);
-    let per_file = spec.size.map(|total| total / paths.len() as u64);
+    let per_file = per_file(spec, paths.len());
     let gran = granularity(spec);
     let mut out = Vec::with_capacity(paths.len());
     for path in paths {
+        if uses != FileUse::Data {
+            let size = per_file.ok_or_else(|| {
+                format!("job '{}': ioengine={} needs filesize= (or size=) to count its files' I/O", spec.name, spec.ioengine)
+            })?;
+            out.push(by_path(spec, path, size, uses, ledger)?);
+            continue;
+        }
         let is_device = safety::is_block_device(&path);
         if is_device && spec.modifies_files() {
             safety::check_device_usable(&path, allow_device)?;
@@ -170,6 +199,55 @@ pub fn prepare(spec: &JobSpec, clone: u32, allow_device: bool, ledger: &mut Ledg
         out.push(PreparedFile { path, region, create });
     }
     Ok(out)
+}
+
+/// The stand-in file of an engine that has none (cpuio, exec, net): it
+/// carries the job's byte budget and, for a unix socket, its path.
+fn no_file(spec: &JobSpec, clone: u32) -> PreparedFile {
+    let gran = granularity(spec);
+    let end = spec.size.map_or(u64::MAX / 2, |s| (s / gran * gran).max(gran));
+    let path = spec.filenames.first().cloned().unwrap_or_else(|| PathBuf::from(format!("{}.{clone}", spec.name)));
+    PreparedFile { path, region: Region { start: 0, end }, create: false }
+}
+
+/// A file (or directory) an engine works on by path: laid out unless the
+/// engine creates it; never locked, as no data of it is read or written.
+fn by_path(spec: &JobSpec, path: PathBuf, size: u64, uses: FileUse, ledger: &mut Ledger) -> Result<PreparedFile, RunError> {
+    let gran = granularity(spec);
+    let usable = size / gran * gran;
+    if usable < spec.max_bs() {
+        return Err(format!("job '{}': {size} bytes per file is less than one block of {} bytes", spec.name, spec.max_bs()).into());
+    }
+    let region = Region { start: 0, end: usable };
+    if let Some(parent) = path.parent() {
+        if !parent.as_os_str().is_empty() && !parent.is_dir() {
+            return Err(format!("directory {} does not exist", parent.display()).into());
+        }
+    }
+    safety::check_not_new_in_dev(&path)?;
+    let exists = path.symlink_metadata().is_ok();
+    match uses {
+        FileUse::MadeByEngine => {
+            if !exists && ledger.laid_out.insert(path.clone()) {
+                ledger.created.push(path.clone());
+            }
+            Ok(PreparedFile { path, region, create: true })
+        }
+        FileUse::DirsByPath => {
+            if !exists {
+                std::fs::create_dir(&path).map_err(|e| format!("cannot create directory {}: {e}", path.display()))?;
+                ledger.created.push(path.clone());
+            } else if !path.is_dir() {
+                return Err(format!("job '{}': {} exists and is not a directory", spec.name, path.display()).into());
+            }
+            ledger.laid_out.insert(path.clone());
+            Ok(PreparedFile { path, region, create: false })
+        }
+        _ => {
+            let create = lay_out(spec, &path, usable, ledger)?;
+            Ok(PreparedFile { path, region, create })
+        }
+    }
 }
 
 fn existing_size(path: &Path, is_device: bool) -> Result<u64, String> {

@@ -81,7 +81,7 @@ pub fn warnings_for(spec: &JobSpec) -> Vec<String> {
 /// Buffered I/O over a working set that fits in RAM, with nothing done about
 /// the page cache, measures memory as much as storage.
 fn cache_warning(jobs: &[JobSpec]) -> Option<String> {
-    let buffered: Vec<&JobSpec> = jobs.iter().filter(|j| !j.direct && j.ioengine != "null").collect();
+    let buffered: Vec<&JobSpec> = jobs.iter().filter(|j| !j.direct && j.ioengine != "null" && files::file_use(j).opened()).collect();
     if buffered.is_empty() {
         return None;
     }
@@ -165,12 +165,13 @@ fn run_group(
         let spec = Arc::new(jobs[j].clone());
         for c in 0..spec.numjobs {
             let prepared = files::prepare(&spec, c, opts.allow_device, ledger)?;
-            if spec.invalidate {
+            let uses = files::file_use(&spec);
+            if spec.invalidate && uses.opened() {
                 for f in &prepared {
                     files::invalidate(f)?;
                 }
             }
-            for f in &prepared {
+            for f in prepared.iter().filter(|_| uses != engine::FileUse::None) {
                 let t = target_of(&f.path);
                 if !targets.contains(&t) {
                     targets.push(t);

@@ -7,7 +7,7 @@
 
 use super::files::{self, PreparedFile};
 use super::offsets::OffsetGen;
-use crate::ioengine::{self, Completion, EngineBuf, EngineConfig, EngineFile, IoEngine, IoOp, IoUnit, Queued};
+use crate::ioengine::{self, Completion, EngineBuf, EngineConfig, EngineFile, EnginePath, IoEngine, IoOp, IoUnit, Queued};
 use crate::measure::usage::{CpuUsage, UsageMark};
 use crate::model::job::{BlockSize, JobSpec, READ, WRITE};
 use crate::result::{OpClass, OpStats, Timeline};
@@ -99,6 +99,13 @@ impl Ticker {
         self.next += TICK;
     }
 
+    fn forget_bytes(&mut self) {
+        self.cur_bytes = [0; 3];
+        for b in self.bytes.iter_mut() {
+            b.iter_mut().for_each(|x| *x = 0);
+        }
+    }
+
     /// Complete intervals only; the partial tail would read as a dip. An
     /// interval that ended before `end` is complete even when no I/O
     /// finished after its boundary.
@@ -134,6 +141,10 @@ struct Worker<'a> {
     ramp_mark: Option<UsageMark>,
     ramp_cpu: Option<CpuUsage>,
     with_submit: bool,
+    /// fsync/fdatasync apply (the engine has descriptors).
+    syncs: bool,
+    /// The engine's peer finished (`IoEngine::finished`): the job is over.
+    ended: bool,
     inflight: usize,
     error: Option<String>,
     paths: Vec<String>,
@@ -142,17 +153,25 @@ struct Worker<'a> {
 
 pub fn run(input: WorkerInput) -> WorkerOutput {
     let spec = input.spec.clone();
-    let used = [spec.rw.reads(), spec.rw.writes(), spec.fsync > 0 || spec.fdatasync > 0 || spec.end_fsync];
     let fail = |e: String| WorkerOutput { error: Some(e), ..WorkerOutput::default() };
     let (Some(info), Some(imp)) = (crate::model::engine::find(&spec.ioengine), ioengine::find(&spec.ioengine)) else {
         return fail(format!("unknown ioengine '{}'", spec.ioengine));
     };
+    // Engines that do no data I/O have no descriptors to sync.
+    let opened = info.caps.files.opened();
+    let syncs = opened && (spec.fsync > 0 || spec.fdatasync > 0 || spec.end_fsync);
+    let used = [spec.rw.reads(), spec.rw.writes(), syncs];
     let mut open = Vec::with_capacity(input.files.len());
-    for f in &input.files {
+    for f in input.files.iter().filter(|_| opened) {
         match files::open(&spec, f, info.caps.mapped) {
             Ok(file) => open.push(file),
             Err(e) => return fail(e),
         }
+    }
+    // Before the engine is set up: a network sender connects after its
+    // delay, as in fio, not before the listener's clock has started.
+    if !spec.startdelay.is_zero() {
+        sleep_unless_stopped(spec.startdelay, &input.stop);
     }
     let engine = match (imp.make)(&EngineConfig { iodepth: spec.iodepth, options: &spec.engine }) {
         Ok(e) => e,
@@ -163,13 +182,23 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
     let mut bufs = Buffers::new(depth, spec.max_bs() as usize);
     bufs.fill_all(&spec.buffer, &mut rng);
 
-    let efiles: Vec<EngineFile> = open
-        .iter()
-        .zip(&input.files)
-        .map(|(f, p)| EngineFile { fd: f.as_raw_fd(), size: p.region.end, writable: spec.rw.writes() })
-        .collect();
+    let efiles: Vec<EngineFile> = if opened {
+        open.iter()
+            .zip(&input.files)
+            .map(|(f, p)| EngineFile { fd: f.as_raw_fd(), size: p.region.end, writable: spec.rw.writes() })
+            .collect()
+    } else {
+        input.files.iter().map(|p| EngineFile { fd: -1, size: p.region.end, writable: spec.rw.writes() }).collect()
+    };
     let ebufs: Vec<EngineBuf> = (0..depth).map(|i| EngineBuf { ptr: bufs.slot(i), len: bufs.len }).collect();
     let mut engine = engine;
+    if !opened {
+        let paths: Vec<EnginePath> =
+            input.files.iter().map(|p| EnginePath { path: &p.path, bytes: p.region.end - p.region.start }).collect();
+        if let Err(e) = engine.setup_paths(&paths) {
+            return fail(format!("ioengine {}: setup: {e}", info.name));
+        }
+    }
     if let Err(e) = engine.setup(&efiles, &ebufs) {
         return fail(format!("ioengine {}: setup: {e}", info.name));
     }
@@ -178,9 +207,6 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
         Err(e) => return fail(e),
     };
 
-    if !spec.startdelay.is_zero() {
-        sleep_unless_stopped(spec.startdelay, &input.stop);
-    }
     let t0 = Instant::now();
     let window_start = t0 + spec.ramp_time;
     let capacity = spec.runtime.map(|r| r.as_secs() as usize + 2).unwrap_or(64);
@@ -206,13 +232,15 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
         ramp_mark: (!spec.ramp_time.is_zero()).then(UsageMark::thread_now),
         ramp_cpu: None,
         with_submit: info.caps.is_async,
+        syncs,
+        ended: false,
         inflight: 0,
         error: None,
         paths: input.files.iter().map(|f| f.path.display().to_string()).collect(),
         iolog,
     };
-    let partial = w.main_loop(&input.files, &input.stop, &input.progress, depth);
-    if w.error.is_none() && spec.end_fsync && !partial {
+    let partial = w.main_loop(&input.files, &input.stop, &input.progress, depth, info.caps.moves_no_data);
+    if w.error.is_none() && spec.end_fsync && syncs && !partial {
         for file in 0..efiles.len() as u32 {
             w.sync_now(file, IoOp::Fsync);
         }
@@ -227,7 +255,15 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
     }
     let elapsed_ns = if w.measuring { end.saturating_duration_since(window_start).as_nanos() as u64 } else { 0 };
     drop(open);
-    let Worker { stats, ticker, error, mut ramp_cpu, ramp_mark, .. } = w;
+    let Worker { mut stats, mut ticker, error, mut ramp_cpu, ramp_mark, .. } = w;
+    if info.caps.moves_no_data {
+        // The engine's operations carry a block size but no bytes (fio
+        // reports them the same way).
+        for s in stats.iter_mut() {
+            s.bytes = 0;
+        }
+        ticker.forget_bytes();
+    }
     if let Some(m) = ramp_mark {
         // Stopped or finished before the ramp ended: all of it was ramp.
         ramp_cpu = Some(m.until(&UsageMark::thread_now()));
@@ -304,7 +340,7 @@ impl Pacer {
 }
 
 impl<'a> Worker<'a> {
-    fn main_loop(&mut self, files: &[PreparedFile], stop: &AtomicBool, progress: &ProgressCell, depth: usize) -> bool {
+    fn main_loop(&mut self, files: &[PreparedFile], stop: &AtomicBool, progress: &ProgressCell, depth: usize, no_data: bool) -> bool {
         let spec = self.spec;
         let random = spec.rw.is_random();
         let fixed_bs = spec.bs[READ].is_fixed() && spec.bs[WRITE].is_fixed();
@@ -317,19 +353,30 @@ impl<'a> Worker<'a> {
                 [mk(READ, &mut self.rng), mk(WRITE, &mut self.rng)]
             })
             .collect();
-        let per_loop: u64 = spec.io_size.unwrap_or_else(|| files.iter().map(|f| f.region.end - f.region.start).sum());
+        let per_loop: u64 = spec.io_size.unwrap_or_else(|| {
+            let all: u64 = files.iter().map(|f| f.region.end - f.region.start).sum();
+            // With filesize, size still caps a loop (fio's rule).
+            spec.filesize.and(spec.size).map_or(all, |s| s.min(all))
+        });
         let mut budget = Budget {
             end_time: spec.runtime.map(|r| self.window_start + r),
             bytes: per_loop.saturating_mul(spec.loops as u64),
             issued: 0,
-            time_based: spec.time_based,
+            // Operations without bytes never use up a byte budget.
+            time_based: spec.time_based || no_data,
         };
         // Rates hold from the first I/O on, ramp included.
         let mut pacer = Pacer { start: Instant::now(), bytes_per_s: spec.rate, iops: spec.rate_iops, sent_bytes: [0; 2], sent_ios: [0; 2] };
         let pacing = pacer.active();
         let mixed = spec.rw.reads() && spec.rw.writes();
         let only = if spec.rw.reads() { READ } else { WRITE };
-        let sync_every = if spec.fsync > 0 { spec.fsync } else { spec.fdatasync };
+        let sync_every = if !self.syncs {
+            0
+        } else if spec.fsync > 0 {
+            spec.fsync
+        } else {
+            spec.fdatasync
+        };
         let sync_op = if spec.fsync > 0 { IoOp::Fsync } else { IoOp::Fdatasync };
         let batch_submit = spec.engine.iodepth_batch_submit as usize;
         let reap_min = (spec.engine.iodepth_batch_complete_min as usize).clamp(1, depth);
@@ -362,7 +409,7 @@ impl<'a> Worker<'a> {
                     done = true;
                     break;
                 }
-                if budget.exhausted(now) || self.error.is_some() {
+                if budget.exhausted(now) || self.error.is_some() || self.ended {
                     done = true;
                     break;
                 }
@@ -539,6 +586,10 @@ impl<'a> Worker<'a> {
 
     #[cold]
     fn io_error(&mut self, s: &Slot, res: i64) {
+        if res >= 0 && self.engine.finished() {
+            self.ended = true;
+            return;
+        }
         let what = OP_NAMES[s.dir as usize];
         let path = &self.paths[s.file as usize];
         let msg = if res < 0 {
