@@ -54,11 +54,6 @@ impl Exec {
         self.child = Some(child);
         Ok(())
     }
-
-    /// The program's pid while it runs (for tests).
-    pub fn pid(&self) -> Option<u32> {
-        self.child.as_ref().map(|c| c.id())
-    }
 }
 
 impl IoEngine for Exec {

@@ -11,6 +11,8 @@ use std::io;
 use std::os::fd::RawFd;
 use std::path::Path;
 
+#[cfg(test)]
+mod conformance_misc;
 pub mod cpuio;
 pub mod exec;
 pub mod fileops;

@@ -13,8 +13,10 @@
 //! `UDP_IDLE` without a datagram. With `pingpong` the reader sends each
 //! block back and the writer waits for it, so latencies are round trips.
 //!
-//! netsplice moves the data through a pipe: vmsplice + splice to send,
-//! splice + read to receive (TCP and unix only).
+//! netsplice moves the data through a pipe: write + splice to send, splice
+//! + read to receive (TCP and unix only). fio sends with vmsplice, which
+//! lends the buffer's pages; TCP can still hold them when the next block
+//! overwrites the buffer, so fsbench copies into the pipe instead.
 
 use super::*;
 use crate::model::engine_misc::{MiscEngineOptions, NetProtocol};
@@ -364,10 +366,11 @@ impl Net {
         let mut done = 0;
         while done < len {
             let chunk = (len - done).min(PIPE_CHUNK);
-            // SAFETY: the iovec points into `buf`, valid for `len` bytes; vmsplice copies (no SPLICE_F_GIFT) before it returns.
-            let iov = libc::iovec { iov_base: unsafe { buf.add(done) } as *mut libc::c_void, iov_len: chunk };
-            // SAFETY: `iov` is a live local describing valid memory; `pw` is our pipe's write end.
-            let n = unsafe { libc::vmsplice(pw, &iov, 1, 0) };
+            // write, not vmsplice: vmsplice lends the buffer's pages to the
+            // pipe, and TCP may still hold them when the next block is
+            // written into the same buffer.
+            // SAFETY: `buf` is valid for `len` bytes and done + chunk <= len; `pw` is our pipe's write end.
+            let n = unsafe { libc::write(pw, buf.add(done) as *const libc::c_void, chunk) };
             if n < 0 {
                 return Err(io::Error::last_os_error());
             }

@@ -194,7 +194,7 @@ pub static ENGINES: &[EngineInfo] = &[
     },
     EngineInfo {
         name: "netsplice",
-        help: "like net, but the data goes through a pipe with vmsplice/splice instead of send/recv",
+        help: "like net, but the data goes through a pipe with splice (TCP, unix) instead of send/recv",
         caps: META.with_files(FileUse::None),
     },
 ];
