@@ -13,8 +13,8 @@
 //! `UDP_IDLE` without a datagram. With `pingpong` the reader sends each
 //! block back and the writer waits for it, so latencies are round trips.
 //!
-//! netsplice moves the data through a pipe: write + splice to send, splice
-//! + read to receive (TCP and unix only). fio sends with vmsplice, which
+//! netsplice moves the data through a pipe: write and splice to send,
+//! splice and read to receive (TCP and unix only). fio sends with vmsplice, which
 //! lends the buffer's pages; TCP can still hold them when the next block
 //! overwrites the buffer, so fsbench copies into the pipe instead.
 
