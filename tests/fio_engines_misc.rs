@@ -217,3 +217,25 @@ fn exec_matches_fio() {
         assert!(theirs_log.starts_with("start mon 2\n"), "fio's program got the same arguments: {theirs_log}");
     }
 }
+
+/// Missing or contradictory engine settings are errors naming the place and
+/// the option, before anything runs.
+#[test]
+fn bad_engine_settings_name_the_option() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cases: [(&str, &str); 5] = [
+        ("[a]\nioengine=cpuio\nruntime=1\n", "2:1: [a]: option 'ioengine': ioengine=cpuio needs cpuload"),
+        ("[a]\nioengine=net\nport=1234\nrw=rw\nsize=1m\n", "4:1: [a]: option 'rw'"),
+        ("[a]\nioengine=exec\nprogram=/bin/true\n", "expected runtime=DURATION"),
+        ("[a]\nioengine=net\nprotocol=udp\nport=9\nhostname=127.0.0.1\nrw=read\nruntime=1\n", "option 'hostname'"),
+        ("[a]\nioengine=filestat\nnrfiles=3\nstat_type=fstat\n", "4:11: [a]: option 'stat_type': expected one of stat, lstat, statx"),
+    ];
+    for (i, (text, want)) in cases.iter().enumerate() {
+        let job = tmp.path().join(format!("bad{i}.fio"));
+        std::fs::write(&job, text).unwrap();
+        let out = fsbench().arg("fio").arg(&job).arg("--no-progress").output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{text} was accepted");
+        assert!(err.contains(want), "{text}: expected '{want}' in: {err}");
+    }
+}
