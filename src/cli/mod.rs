@@ -124,7 +124,7 @@ fn dispatch() -> i32 {
             for e in crate::model::engine::ENGINES {
                 let c = e.caps;
                 println!(
-                    "{:<9} {}{}  {}",
+                    "{:<10} {}{}  {}",
                     e.name,
                     if c.is_async { "async" } else { "sync " },
                     if c.diskless { ", no I/O" } else { "" },
