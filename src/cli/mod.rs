@@ -127,7 +127,7 @@ fn dispatch() -> i32 {
                 let c = e.caps;
                 let class = if c.diskless { "no I/O" } else { c.class.name() };
                 let mode = if c.is_async { "async" } else { "sync" };
-                println!("{:<9} {mode:<5} {class:<8} {:<15} {}", e.name, c.dirs.names(), e.help);
+                println!("{:<10} {mode:<5} {class:<8} {:<15} {}", e.name, c.dirs.names(), e.help);
             }
             0
         }

@@ -9,15 +9,22 @@
 use crate::model::job::{EngineOptions, MapAdvice};
 use std::io;
 use std::os::fd::RawFd;
+use std::path::Path;
 
 #[cfg(test)]
 mod conformance;
+#[cfg(test)]
+mod conformance_misc;
+pub mod cpuio;
 pub mod e4defrag;
+pub mod exec;
 pub mod falloc;
+pub mod fileops;
 pub mod ftruncate;
 pub mod io_uring;
 pub mod libaio;
 pub mod mmap;
+pub mod net;
 pub mod null;
 pub mod posixaio;
 pub mod psync;
@@ -81,6 +88,16 @@ pub struct EngineFile {
     pub writable: bool,
 }
 
+/// A file an engine works on by path (engines whose files the runner does
+/// not open: file and directory operations, a unix socket's path).
+#[derive(Clone, Copy, Debug)]
+pub struct EnginePath<'a> {
+    pub path: &'a Path,
+    /// Bytes one pass over the file covers: an engine that does one
+    /// operation per file and pass does it every `bytes` of I/O.
+    pub bytes: u64,
+}
+
 /// A buffer slot, `iodepth` of them per worker.
 #[derive(Clone, Copy, Debug)]
 pub struct EngineBuf {
@@ -97,8 +114,20 @@ pub struct EngineConfig<'a> {
 /// An engine's name, help and capabilities live in
 /// `crate::model::engine::ENGINES`, not here.
 pub trait IoEngine: Send {
+    /// Called before `setup` instead of opening the files, for engines whose
+    /// `Caps::files` says the runner does not open them.
+    fn setup_paths(&mut self, _files: &[EnginePath]) -> io::Result<()> {
+        Ok(())
+    }
     /// Called once before the first I/O with the worker's files and buffers.
     fn setup(&mut self, files: &[EngineFile], bufs: &[EngineBuf]) -> io::Result<()>;
+    /// The other side has finished (a network peer closed the connection or
+    /// sent its end marker): the I/O that found out came back short, and
+    /// that ends the job instead of failing it. Asked only after a short
+    /// result, so it costs nothing per I/O.
+    fn finished(&self) -> bool {
+        false
+    }
     /// Hand one I/O to the engine.
     fn queue(&mut self, io: &IoUnit) -> io::Result<Queued>;
     /// Submit everything queued since the last commit. Returns how many were submitted.
@@ -131,6 +160,16 @@ pub static IMPLS: &[EngineImpl] = &[
     ftruncate::IMPL,
     e4defrag::IMPL,
     null::IMPL,
+    fileops::FILECREATE,
+    fileops::FILESTAT,
+    fileops::FILEDELETE,
+    fileops::DIRCREATE,
+    fileops::DIRSTAT,
+    fileops::DIRDELETE,
+    cpuio::IMPL,
+    exec::IMPL,
+    net::NET,
+    net::NETSPLICE,
 ];
 
 pub fn find(name: &str) -> Option<&'static EngineImpl> {

@@ -23,6 +23,12 @@ pub struct Caps {
     /// Works through a memory mapping, not read/write calls: direct and sync
     /// open flags do not apply.
     pub mapped: bool,
+    /// What the engine does with the job's files instead of reading and
+    /// writing them; `Data` for every plain I/O engine.
+    pub files: FileUse,
+    /// Counts operations but moves no bytes (cpuio, exec): results show 0
+    /// bytes, as fio's do, and the job runs until its runtime.
+    pub moves_no_data: bool,
     /// What kind of work the engine does.
     pub class: Class,
     /// The directions of `rw=` it can perform; a job asking for another is
@@ -95,11 +101,41 @@ impl Dirs {
     }
 }
 
+/// How an engine uses the files a job names. Everything but `Data` is
+/// handled before the measured window (the runner neither opens nor, for
+/// some, lays out the files), so the data path is the same for all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileUse {
+    /// Laid out, opened, read and written through descriptors.
+    Data,
+    /// Laid out as files, then worked on by path (stat, unlink).
+    ByPath,
+    /// Laid out as directories, then worked on by path (stat, rmdir).
+    DirsByPath,
+    /// Created by the engine itself (one create per file and pass): the
+    /// runner lays nothing out and opens nothing.
+    MadeByEngine,
+    /// No files at all (CPU burner, program runner, network sockets): a
+    /// name only, which some engines read (a unix socket's path).
+    None,
+}
+
+impl FileUse {
+    /// The runner opens the files and hands their descriptors to the engine.
+    pub fn opened(self) -> bool {
+        self == FileUse::Data
+    }
+    /// Something exists on disk before the run that the runner prepares.
+    pub fn laid_out(self) -> bool {
+        matches!(self, FileUse::Data | FileUse::ByPath | FileUse::DirsByPath)
+    }
+}
+
 impl Caps {
     /// Keeps several I/Os in flight to a real device: what a queue-depth
     /// test needs.
     pub fn keeps_a_queue(&self) -> bool {
-        self.is_async && !self.diskless && !self.mapped
+        self.is_async && !self.diskless && !self.mapped && self.files == FileUse::Data
     }
 }
 
@@ -116,74 +152,264 @@ pub static ENGINES: &[EngineInfo] = &[
     EngineInfo {
         name: "sync",
         help: "lseek + read/write, one synchronous call per I/O",
-        caps: Caps { is_async: false, diskless: false, inline_when_buffered: true, mapped: false, class: Class::Data, dirs: Dirs::ALL },
+        caps: Caps {
+            is_async: false,
+            diskless: false,
+            inline_when_buffered: true,
+            mapped: false,
+            class: Class::Data,
+            dirs: Dirs::ALL,
+            files: FileUse::Data,
+            moves_no_data: false,
+        },
     },
     EngineInfo {
         name: "psync",
         help: "pread/pwrite, one synchronous call per I/O",
-        caps: Caps { is_async: false, diskless: false, inline_when_buffered: true, mapped: false, class: Class::Data, dirs: Dirs::ALL },
+        caps: Caps {
+            is_async: false,
+            diskless: false,
+            inline_when_buffered: true,
+            mapped: false,
+            class: Class::Data,
+            dirs: Dirs::ALL,
+            files: FileUse::Data,
+            moves_no_data: false,
+        },
     },
     EngineInfo {
         name: "libaio",
         help: "Linux kernel AIO (io_submit/io_getevents); asynchronous only with direct=1",
-        caps: Caps { is_async: true, diskless: false, inline_when_buffered: true, mapped: false, class: Class::Data, dirs: Dirs::ALL },
+        caps: Caps {
+            is_async: true,
+            diskless: false,
+            inline_when_buffered: true,
+            mapped: false,
+            class: Class::Data,
+            dirs: Dirs::ALL,
+            files: FileUse::Data,
+            moves_no_data: false,
+        },
     },
     EngineInfo {
         name: "io_uring",
         help: "Linux io_uring: batched submission and completion through shared rings (options: fixedbufs, registerfiles, sqthread_poll)",
-        caps: Caps { is_async: true, diskless: false, inline_when_buffered: false, mapped: false, class: Class::Data, dirs: Dirs::ALL },
+        caps: Caps {
+            is_async: true,
+            diskless: false,
+            inline_when_buffered: false,
+            mapped: false,
+            class: Class::Data,
+            dirs: Dirs::ALL,
+            files: FileUse::Data,
+            moves_no_data: false,
+        },
     },
     EngineInfo {
         name: "mmap",
         help: "memcpy to/from a shared mapping of each file; syncs are msync(MS_SYNC)",
-        caps: Caps { is_async: false, diskless: false, inline_when_buffered: false, mapped: true, class: Class::Data, dirs: Dirs::ALL },
+        caps: Caps {
+            is_async: false,
+            diskless: false,
+            inline_when_buffered: false,
+            mapped: true,
+            class: Class::Data,
+            dirs: Dirs::ALL,
+            files: FileUse::Data,
+            moves_no_data: false,
+        },
     },
     EngineInfo {
         name: "pvsync",
         help: "preadv/pwritev with one iovec, one synchronous call per I/O",
-        caps: Caps { is_async: false, diskless: false, inline_when_buffered: true, mapped: false, class: Class::Data, dirs: Dirs::ALL },
+        caps: Caps {
+            is_async: false,
+            diskless: false,
+            inline_when_buffered: true,
+            mapped: false,
+            class: Class::Data,
+            dirs: Dirs::ALL,
+            files: FileUse::Data,
+            moves_no_data: false,
+        },
     },
     EngineInfo {
         name: "pvsync2",
         help: "preadv2/pwritev2 with one iovec (options: hipri = RWF_HIPRI, nowait = RWF_NOWAIT)",
-        caps: Caps { is_async: false, diskless: false, inline_when_buffered: true, mapped: false, class: Class::Data, dirs: Dirs::ALL },
+        caps: Caps {
+            is_async: false,
+            diskless: false,
+            inline_when_buffered: true,
+            mapped: false,
+            class: Class::Data,
+            dirs: Dirs::ALL,
+            files: FileUse::Data,
+            moves_no_data: false,
+        },
     },
     EngineInfo {
         name: "vsync",
         help: "lseek + readv/writev with one iovec, one synchronous call per I/O",
-        caps: Caps { is_async: false, diskless: false, inline_when_buffered: true, mapped: false, class: Class::Data, dirs: Dirs::ALL },
+        caps: Caps {
+            is_async: false,
+            diskless: false,
+            inline_when_buffered: true,
+            mapped: false,
+            class: Class::Data,
+            dirs: Dirs::ALL,
+            files: FileUse::Data,
+            moves_no_data: false,
+        },
     },
     EngineInfo {
         name: "posixaio",
         help: "POSIX AIO (aio_read/aio_write, completion by aio_suspend); glibc runs it on helper threads",
-        caps: Caps { is_async: true, diskless: false, inline_when_buffered: false, mapped: false, class: Class::Data, dirs: Dirs::ALL },
+        caps: Caps {
+            is_async: true,
+            diskless: false,
+            inline_when_buffered: false,
+            mapped: false,
+            class: Class::Data,
+            dirs: Dirs::ALL,
+            files: FileUse::Data,
+            moves_no_data: false,
+        },
     },
     EngineInfo {
         name: "splice",
         help: "data moved through a pipe: vmsplice + splice to write, splice + read to read",
-        caps: Caps { is_async: false, diskless: false, inline_when_buffered: true, mapped: false, class: Class::Data, dirs: Dirs::ALL },
+        caps: Caps {
+            is_async: false,
+            diskless: false,
+            inline_when_buffered: true,
+            mapped: false,
+            class: Class::Data,
+            dirs: Dirs::ALL,
+            files: FileUse::Data,
+            moves_no_data: false,
+        },
     },
     EngineInfo {
         name: "falloc",
         help: "fallocate per I/O: write allocates, read allocates keeping the size, trim punches a hole",
-        caps: Caps { is_async: false, diskless: false, inline_when_buffered: true, mapped: false, class: Class::Space, dirs: Dirs::ALL },
+        caps: Caps {
+            is_async: false,
+            diskless: false,
+            inline_when_buffered: true,
+            mapped: false,
+            class: Class::Space,
+            dirs: Dirs::ALL,
+            files: FileUse::Data,
+            moves_no_data: false,
+        },
     },
     EngineInfo {
         name: "ftruncate",
         help: "ftruncate per write I/O, to the I/O's offset (bs is ignored); reads and trims are refused",
-        caps: Caps { is_async: false, diskless: false, inline_when_buffered: true, mapped: false, class: Class::Space, dirs: Dirs::WRITE },
+        caps: Caps {
+            is_async: false,
+            diskless: false,
+            inline_when_buffered: true,
+            mapped: false,
+            class: Class::Space,
+            dirs: Dirs::WRITE,
+            files: FileUse::Data,
+            moves_no_data: false,
+        },
     },
     EngineInfo {
         name: "e4defrag",
         help: "EXT4_IOC_MOVE_EXT of each block to a donor file, ext4 only (options: donorname, inplace)",
-        caps: Caps { is_async: false, diskless: false, inline_when_buffered: true, mapped: false, class: Class::Space, dirs: Dirs::WRITE },
+        caps: Caps {
+            is_async: false,
+            diskless: false,
+            inline_when_buffered: true,
+            mapped: false,
+            class: Class::Space,
+            dirs: Dirs::WRITE,
+            files: FileUse::Data,
+            moves_no_data: false,
+        },
     },
     EngineInfo {
         name: "null",
         help: "no I/O at all; calibrates fsbench's own per-I/O overhead",
-        caps: Caps { is_async: false, diskless: true, inline_when_buffered: false, mapped: false, class: Class::Data, dirs: Dirs::ALL },
+        caps: Caps {
+            is_async: false,
+            diskless: true,
+            inline_when_buffered: false,
+            mapped: false,
+            class: Class::Data,
+            dirs: Dirs::ALL,
+            files: FileUse::Data,
+            moves_no_data: false,
+        },
+    },
+    EngineInfo {
+        name: "filecreate",
+        help: "each file is created (open O_CREAT, close) once per pass; no data I/O (counts as fio does: filesize/bs I/Os per file)",
+        caps: META.with_files(FileUse::MadeByEngine),
+    },
+    EngineInfo {
+        name: "filestat",
+        help: "each laid-out file is stat'ed once per pass (option stat_type=stat|lstat|statx); no data I/O",
+        caps: META.with_files(FileUse::ByPath),
+    },
+    EngineInfo { name: "filedelete", help: "each laid-out file is unlinked once; no data I/O", caps: META.with_files(FileUse::ByPath) },
+    EngineInfo {
+        name: "dircreate",
+        help: "each file name is created as a directory (mkdir) once per pass; no data I/O",
+        caps: META.with_files(FileUse::MadeByEngine),
+    },
+    EngineInfo {
+        name: "dirstat",
+        help: "each laid-out directory is stat'ed once per pass (option stat_type); no data I/O",
+        caps: META.with_files(FileUse::DirsByPath),
+    },
+    EngineInfo {
+        name: "dirdelete",
+        help: "each laid-out directory is removed (rmdir) once; no data I/O",
+        caps: META.with_files(FileUse::DirsByPath),
+    },
+    EngineInfo {
+        name: "cpuio",
+        help: "no I/O: burns CPU for cpuload percent of the time in cycles of cpuchunks us (cpumode=noop|qsort); needs runtime",
+        caps: Caps { moves_no_data: true, class: Class::Cpu, ..META.with_files(FileUse::None) },
+    },
+    EngineInfo {
+        name: "exec",
+        help: "no I/O: runs program with arguments (%r runtime, %n job name) for the job's runtime, then SIGTERM, grace_time, SIGKILL",
+        caps: Caps { moves_no_data: true, class: Class::Exec, ..META.with_files(FileUse::None) },
+    },
+    EngineInfo {
+        name: "net",
+        help: "send (rw=write) or receive (rw=read) over TCP, UDP or a unix socket (hostname, port, protocol, listen, pingpong, nodelay)",
+        caps: Caps { class: Class::Net, ..META.with_files(FileUse::None) },
+    },
+    EngineInfo {
+        name: "netsplice",
+        help: "like net, but the data goes through a pipe with splice (TCP, unix) instead of send/recv",
+        caps: Caps { class: Class::Net, ..META.with_files(FileUse::None) },
     },
 ];
+
+/// What the engines that do no data I/O share.
+const META: Caps = Caps {
+    is_async: false,
+    diskless: false,
+    inline_when_buffered: false,
+    mapped: false,
+    class: Class::FileOps,
+    dirs: Dirs::RW,
+    files: FileUse::Data,
+    moves_no_data: false,
+};
+
+impl Caps {
+    const fn with_files(self, files: FileUse) -> Caps {
+        Caps { files, ..self }
+    }
+}
 
 pub fn find(name: &str) -> Option<&'static EngineInfo> {
     ENGINES.iter().find(|e| e.name == name)

@@ -162,6 +162,8 @@ pub struct EngineOptions {
     pub iodepth_batch_submit: u32,
     /// async engines: wait for at least this many completions (fio `iodepth_batch_complete_min`).
     pub iodepth_batch_complete_min: u32,
+    /// The engines that do no plain data I/O (file operations, cpuio, exec, net).
+    pub misc: crate::model::engine_misc::MiscEngineOptions,
     /// pvsync2: RWF_HIPRI, polled completion (fio `hipri`).
     pub hipri: bool,
     /// pvsync2: RWF_NOWAIT, fail with EAGAIN instead of blocking (fio `nowait`).

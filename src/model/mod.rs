@@ -7,6 +7,7 @@
 //! and one arm in `runner::execute`, which the compiler asks for.
 
 pub mod engine;
+pub mod engine_misc;
 pub mod environment;
 pub mod experiment;
 pub mod flow;

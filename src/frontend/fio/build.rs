@@ -264,6 +264,7 @@ pub fn finish(job: Job) -> Result<JobSpec, FioError> {
         let dir = spec.directory.clone().unwrap_or_else(|| PathBuf::from("."));
         spec.engine.donorname = Some(dir.join(name).display().to_string());
     }
+    super::options_engines_misc::finish(&mut spec).map_err(|(opt, m)| loc(opt).err(Some(opt), m))?;
     Ok(spec)
 }
 

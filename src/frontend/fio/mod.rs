@@ -19,6 +19,7 @@ mod expand;
 mod ini;
 pub mod options;
 mod options_engine;
+mod options_engines_misc;
 mod options_log;
 mod options_misc;
 mod options_verify;

@@ -82,8 +82,14 @@ impl OptDef {
 
 /// Every option table, one per area of fio's options, so that an area
 /// (engines, verification, logs, ...) keeps its options in its own file.
-pub static TABLES: &[&[OptDef]] =
-    &[OPTIONS, super::options_engine::ENGINE, super::options_log::LOGS, super::options_misc::MISC, super::options_verify::VERIFY];
+pub static TABLES: &[&[OptDef]] = &[
+    OPTIONS,
+    super::options_engine::ENGINE,
+    super::options_engines_misc::ENGINES_MISC,
+    super::options_log::LOGS,
+    super::options_misc::MISC,
+    super::options_verify::VERIFY,
+];
 
 /// Every option of every table.
 pub fn all() -> impl Iterator<Item = &'static OptDef> {

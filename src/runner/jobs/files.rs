@@ -5,7 +5,7 @@ use super::offsets::Region;
 use crate::environment::lock::{lock_open, lock_path, Lock, LockError};
 use crate::environment::safety;
 use crate::environment::space::Need;
-use crate::model::engine::{Caps, Class};
+use crate::model::engine::{Caps, Class, FileUse};
 use crate::model::job::{Fallocate, JobSpec, SyncMode, READ, WRITE};
 use crate::runner::rng::Rng;
 use crate::runner::RunError;
@@ -75,7 +75,9 @@ impl Ledger {
             if !pred(p) {
                 return true;
             }
-            match std::fs::remove_file(p) {
+            // Directories are the dir* engines' files.
+            let removed = if p.is_dir() { std::fs::remove_dir(p) } else { std::fs::remove_file(p) };
+            match removed {
                 Ok(()) => false,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
                 Err(e) => {
@@ -136,6 +138,12 @@ fn start_offset(spec: &JobSpec, clone: u32) -> u64 {
     spec.offset + u64::from(clone) * spec.misc.offset_increment
 }
 
+/// How the job's engine uses its files (`Data` for an unknown engine, which
+/// the worker then refuses).
+pub fn file_use(spec: &JobSpec) -> FileUse {
+    crate::model::engine::find(&spec.ioengine).map_or(FileUse::Data, |e| e.caps.files)
+}
+
 /// Smallest block size over the directions the job uses: regions and random
 /// offsets are multiples of it.
 pub fn granularity(spec: &JobSpec) -> u64 {
@@ -157,7 +165,9 @@ pub fn space_needs(jobs: &[JobSpec]) -> Vec<Need> {
     let mut needs: Vec<Need> = Vec::new();
     let mut index: std::collections::HashMap<PathBuf, usize> = Default::default();
     for spec in jobs {
-        if diskless(spec) || spec.misc.fill_device {
+        // Only laid-out data takes space; created, stat'ed or deleted
+        // files take an inode each.
+        if diskless(spec) || spec.misc.fill_device || file_use(spec) != FileUse::Data {
             continue;
         }
         let gran = granularity(spec);
@@ -185,6 +195,10 @@ pub fn space_needs(jobs: &[JobSpec]) -> Vec<Need> {
 
 /// Check, create and lay out the files of one clone.
 pub fn prepare(spec: &JobSpec, clone: u32, allow_device: bool, ledger: &mut Ledger) -> Result<Vec<PreparedFile>, RunError> {
+    let uses = file_use(spec);
+    if uses == FileUse::None {
+        return Ok(vec![no_file(spec, clone)]);
+    }
     let paths = paths(spec, clone);
     let sizes = file_sizes(spec, clone, paths.len());
     let gran = granularity(spec);
@@ -192,6 +206,13 @@ pub fn prepare(spec: &JobSpec, clone: u32, allow_device: bool, ledger: &mut Ledg
     let no_io = diskless(spec);
     let mut out = Vec::with_capacity(paths.len());
     for (path, per_file) in paths.into_iter().zip(sizes) {
+        if uses != FileUse::Data {
+            let size = per_file.ok_or_else(|| {
+                format!("job '{}': ioengine={} needs filesize= (or size=) to count its files' I/O", spec.name, spec.ioengine)
+            })?;
+            out.push(by_path(spec, path, size, uses, ledger)?);
+            continue;
+        }
         let is_device = !no_io && safety::is_block_device(&path);
         let chardev = !no_io && !is_device && is_char_device(&path);
         if is_device && spec.modifies_files() {
@@ -254,6 +275,55 @@ fn free_space(path: &Path) -> Result<u64, String> {
         return Err(format!("fill_device: cannot read the free space of {}: {}", dir.display(), std::io::Error::last_os_error()));
     }
     Ok(st.f_bavail.saturating_mul(st.f_frsize))
+}
+
+/// The stand-in file of an engine that has none (cpuio, exec, net): it
+/// carries the job's byte budget and, for a unix socket, its path.
+fn no_file(spec: &JobSpec, clone: u32) -> PreparedFile {
+    let gran = granularity(spec);
+    let end = spec.size.map_or(u64::MAX / 2, |s| (s / gran * gran).max(gran));
+    let path = spec.filenames.first().cloned().unwrap_or_else(|| PathBuf::from(format!("{}.{clone}", spec.name)));
+    PreparedFile { path, region: Region { start: 0, end }, create: false, diskless: false, chardev: false }
+}
+
+/// A file (or directory) an engine works on by path: laid out unless the
+/// engine creates it; never locked, as no data of it is read or written.
+fn by_path(spec: &JobSpec, path: PathBuf, size: u64, uses: FileUse, ledger: &mut Ledger) -> Result<PreparedFile, RunError> {
+    let gran = granularity(spec);
+    let usable = size / gran * gran;
+    if usable < spec.max_bs() {
+        return Err(format!("job '{}': {size} bytes per file is less than one block of {} bytes", spec.name, spec.max_bs()).into());
+    }
+    let region = Region { start: 0, end: usable };
+    if let Some(parent) = path.parent() {
+        if !parent.as_os_str().is_empty() && !parent.is_dir() {
+            return Err(format!("directory {} does not exist", parent.display()).into());
+        }
+    }
+    safety::check_not_new_in_dev(&path)?;
+    let exists = path.symlink_metadata().is_ok();
+    match uses {
+        FileUse::MadeByEngine => {
+            if !exists && ledger.laid_out.insert(path.clone(), 0).is_none() {
+                ledger.created.push(path.clone());
+            }
+            Ok(PreparedFile { path, region, create: true, diskless: false, chardev: false })
+        }
+        FileUse::DirsByPath => {
+            if !exists {
+                std::fs::create_dir(&path).map_err(|e| format!("cannot create directory {}: {e}", path.display()))?;
+                ledger.created.push(path.clone());
+            } else if !path.is_dir() {
+                return Err(format!("job '{}': {} exists and is not a directory", spec.name, path.display()).into());
+            }
+            ledger.laid_out.insert(path.clone(), 0);
+            Ok(PreparedFile { path, region, create: false, diskless: false, chardev: false })
+        }
+        _ => {
+            let create = lay_out(spec, &path, usable, ledger)?;
+            Ok(PreparedFile { path, region, create, diskless: false, chardev: false })
+        }
+    }
 }
 
 fn existing_size(path: &Path, is_device: bool) -> Result<u64, String> {

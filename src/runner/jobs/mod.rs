@@ -150,7 +150,8 @@ fn in_memory_fs(path: &Path) -> Option<String> {
 /// Buffered I/O over a working set that fits in RAM, with nothing done about
 /// the page cache, measures memory as much as storage.
 fn cache_warning(jobs: &[JobSpec]) -> Option<String> {
-    let on_disk = |j: &JobSpec| !files::diskless(j) && !files::paths(j, 0).iter().all(|p| files::is_char_device(p));
+    let on_disk =
+        |j: &JobSpec| !files::diskless(j) && files::file_use(j).opened() && !files::paths(j, 0).iter().all(|p| files::is_char_device(p));
     let buffered: Vec<&JobSpec> = jobs.iter().filter(|j| !j.direct && on_disk(j)).collect();
     if buffered.is_empty() {
         return None;
@@ -252,12 +253,13 @@ fn run_group(
             .and_then(|name| members[..k].iter().position(|&m| &jobs[m].name == name).map(|i| running[i].clone()));
         for c in 0..spec.numjobs {
             let prepared = files::prepare(&spec, c, opts.allow_device, ledger)?;
-            if spec.invalidate {
+            let uses = files::file_use(&spec);
+            if spec.invalidate && uses.opened() {
                 for f in &prepared {
                     files::invalidate(f)?;
                 }
             }
-            for f in &prepared {
+            for f in prepared.iter().filter(|_| uses != engine::FileUse::None) {
                 let t = target_of(&f.path);
                 if !targets.contains(&t) {
                     targets.push(t);

@@ -10,7 +10,7 @@ use super::files::{self, PreparedFile};
 use super::logs::{Recorder, Sample};
 use super::offsets::{OffsetGen, Shape, Skew};
 use super::verify::{Expect, Stamp, Verifier, VerifyStats};
-use crate::ioengine::{self, Completion, EngineBuf, EngineConfig, EngineFile, IoEngine, IoOp, IoUnit, Queued};
+use crate::ioengine::{self, Completion, EngineBuf, EngineConfig, EngineFile, EnginePath, IoEngine, IoOp, IoUnit, Queued};
 use crate::measure::usage::{CpuUsage, UsageMark};
 use crate::model::job::{BlockSize, JobSpec, READ, TRIM, WRITE};
 use crate::model::job_misc::Sequencer;
@@ -174,6 +174,13 @@ impl Ticker {
         self.next += TICK;
     }
 
+    fn forget_bytes(&mut self) {
+        self.cur_bytes = [0; KINDS];
+        for b in self.bytes.iter_mut() {
+            b.iter_mut().for_each(|x| *x = 0);
+        }
+    }
+
     /// Complete intervals only; the partial tail would read as a dip. An
     /// interval that ended before `end` is complete even when no I/O
     /// finished after its boundary.
@@ -211,6 +218,12 @@ struct Worker<'a> {
     ramp_mark: Option<UsageMark>,
     ramp_cpu: Option<CpuUsage>,
     with_submit: bool,
+    /// fsync/fdatasync apply (the engine has descriptors).
+    syncs: bool,
+    /// The engine moves no bytes (cpuio, exec): only the run time ends the job.
+    no_data: bool,
+    /// The engine's peer finished (`IoEngine::finished`): the job is over.
+    ended: bool,
     inflight: usize,
     error: Option<String>,
     paths: Vec<String>,
@@ -277,7 +290,6 @@ fn place_thread(spec: &JobSpec, clone: u32) -> Result<(), String> {
 pub fn run(input: WorkerInput) -> WorkerOutput {
     let spec = input.spec.clone();
     let reads_back = spec.verify.enabled() && spec.rw.writes() && (spec.verify.do_verify || spec.verify.only);
-    let used = [spec.rw.reads() || reads_back, spec.rw.writes(), spec.rw.trims(), spec.fsync > 0 || spec.fdatasync > 0 || spec.end_fsync];
     let fail = |e: String| WorkerOutput { error: Some(e), ..WorkerOutput::default() };
     let (Some(info), Some(imp)) = (crate::model::engine::find(&spec.ioengine), ioengine::find(&spec.ioengine)) else {
         return fail(format!("unknown ioengine '{}'", spec.ioengine));
@@ -291,8 +303,12 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
             std::thread::sleep(Duration::from_millis(1));
         }
     }
+    // Engines that do no data I/O have no descriptors to sync.
+    let opened = info.caps.files.opened();
+    let syncs = opened && (spec.fsync > 0 || spec.fdatasync > 0 || spec.end_fsync);
+    let used = [spec.rw.reads() || reads_back, spec.rw.writes(), spec.rw.trims(), syncs];
     let mut open = Vec::with_capacity(input.files.len());
-    for f in &input.files {
+    for f in input.files.iter().filter(|_| opened) {
         if f.diskless {
             open.push(None);
             continue;
@@ -305,6 +321,11 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
             Err(e) => return fail(e),
         }
     }
+    // Before the engine is set up: a network sender connects after its
+    // delay, as in fio, not before the listener's clock has started.
+    if !spec.startdelay.is_zero() {
+        sleep_unless_stopped(spec.startdelay, &input.stop);
+    }
     let mut eopts = spec.engine.clone();
     eopts.map_advice = files::map_advice(&spec);
     let engine = match (imp.make)(&EngineConfig { iodepth: spec.iodepth, options: &eopts }) {
@@ -316,11 +337,14 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
     let mut bufs = Buffers::new(depth, spec.max_bs() as usize);
     bufs.fill_all(&spec.buffer, &mut rng);
 
-    let efiles: Vec<EngineFile> = open
-        .iter()
-        .zip(&input.files)
-        .map(|(f, p)| EngineFile { fd: f.as_ref().map_or(-1, |f| f.as_raw_fd()), size: p.region.end, writable: spec.modifies_files() })
-        .collect();
+    let efiles: Vec<EngineFile> = if opened {
+        open.iter()
+            .zip(&input.files)
+            .map(|(f, p)| EngineFile { fd: f.as_ref().map_or(-1, |f| f.as_raw_fd()), size: p.region.end, writable: spec.modifies_files() })
+            .collect()
+    } else {
+        input.files.iter().map(|p| EngineFile { fd: -1, size: p.region.end, writable: spec.rw.writes() }).collect()
+    };
     let ebufs: Vec<EngineBuf> = (0..depth).map(|i| EngineBuf { ptr: bufs.slot(i), len: bufs.len }).collect();
     let verifier = spec.verify.enabled().then(|| {
         let paths = input.files.iter().map(|f| f.path.clone()).collect();
@@ -331,6 +355,13 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
         v
     });
     let mut engine = engine;
+    if !opened {
+        let paths: Vec<EnginePath> =
+            input.files.iter().map(|p| EnginePath { path: &p.path, bytes: p.region.end - p.region.start }).collect();
+        if let Err(e) = engine.setup_paths(&paths) {
+            return fail(format!("ioengine {}: setup: {e}", info.name));
+        }
+    }
     if let Err(e) = engine.setup(&efiles, &ebufs) {
         return fail(format!("ioengine {}: setup: {e}", info.name));
     }
@@ -343,10 +374,6 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
         Ok(l) => l,
         Err(e) => return fail(e),
     };
-
-    if !spec.startdelay.is_zero() {
-        sleep_unless_stopped(spec.startdelay, &input.stop);
-    }
     let t0 = Instant::now();
     let window_start = t0 + spec.ramp_time;
     let capacity = spec.runtime.map(|r| r.as_secs() as usize + 2).unwrap_or(64);
@@ -384,6 +411,9 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
         ramp_mark: (!spec.ramp_time.is_zero()).then(UsageMark::thread_now),
         ramp_cpu: None,
         with_submit: info.caps.is_async,
+        syncs,
+        ended: false,
+        no_data: info.caps.moves_no_data,
         inflight: 0,
         error: None,
         paths: input.files.iter().map(|f| f.path.display().to_string()).collect(),
@@ -411,7 +441,7 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
     } else {
         w.main_loop(&input.files, &input.stop, &input.progress, depth, io_limit.saturating_mul(spec.loops as u64))
     };
-    if w.error.is_none() && spec.end_fsync && !partial {
+    if w.error.is_none() && spec.end_fsync && syncs && !partial {
         for file in 0..efiles.len() as u32 {
             w.sync_now(file, IoOp::Fsync);
         }
@@ -439,7 +469,15 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
         }
     }
     drop(open);
-    let Worker { stats, ticker, mut error, ramp_cpu, depths, verifier, .. } = w;
+    let Worker { mut stats, mut ticker, mut error, ramp_cpu, depths, verifier, .. } = w;
+    if info.caps.moves_no_data {
+        // The engine's operations carry a block size but no bytes (fio
+        // reports them the same way).
+        for s in stats.iter_mut() {
+            s.bytes = 0;
+        }
+        ticker.forget_bytes();
+    }
     let verify = verifier.map(|v| {
         if error.is_none() && v.stats.mismatches > 0 {
             error = v.first_failure.clone();
@@ -612,7 +650,7 @@ impl<'a> Worker<'a> {
             end_time: spec.runtime.map(|r| self.window_start + r),
             bytes,
             issued: 0,
-            time_based: spec.time_based || m.fill_device,
+            time_based: spec.time_based || m.fill_device || self.no_data,
             ios: 0,
             max_ios: m.number_ios.unwrap_or(u64::MAX),
         };
@@ -632,7 +670,13 @@ impl<'a> Worker<'a> {
         // (fio reports size bytes trimmed and size bytes written).
         let trim_then_write = spec.rw.trims() && spec.rw.writes();
         let mut rewrite: Option<(u32, u64, u64)> = None;
-        let sync_every = if spec.fsync > 0 { spec.fsync } else { spec.fdatasync };
+        let sync_every = if !self.syncs {
+            0
+        } else if spec.fsync > 0 {
+            spec.fsync
+        } else {
+            spec.fdatasync
+        };
         let sync_op = if spec.fsync > 0 { IoOp::Fsync } else { IoOp::Fdatasync };
         let batch_submit = spec.engine.iodepth_batch_submit as usize;
         let reap_min = (spec.engine.iodepth_batch_complete_min as usize).clamp(1, depth);
@@ -680,7 +724,7 @@ impl<'a> Worker<'a> {
                     }
                     continue;
                 }
-                if budget.exhausted(now) || self.error.is_some() || self.eof {
+                if budget.exhausted(now) || self.error.is_some() || self.eof || self.ended {
                     done = true;
                     break;
                 }
@@ -1062,6 +1106,10 @@ impl<'a> Worker<'a> {
 
     #[cold]
     fn io_error(&mut self, s: &Slot, res: i64) {
+        if res >= 0 && self.engine.finished() {
+            self.ended = true;
+            return;
+        }
         self.stats[s.dir as usize].errors += 1;
         let dir = s.dir as usize;
         if res < 0 && dir < SYNC && self.spec.misc.continues_after(dir, -res as i32) {
