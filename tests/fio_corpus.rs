@@ -4,10 +4,13 @@
 //! Each file gets the same small-scale edits for both tools, and nothing
 //! else: device names become scratch files, directories the scratch
 //! directory, sizes above 16 MiB become 16 MiB and run times above 2 s
-//! become 2 s, more than 64 files per job 64 (a `[global]` section on top gives size=16m and runtime=2 to
-//! jobs that set neither). A size-based job must do the same work under
-//! both: io_bytes and total_ios per direction within 1%. A job that ran into
-//! its run time (time_based, or cut short by runtime) must simply run.
+//! become 2 s, more than 64 files per job 64 (a `[global]` section on top
+//! gives size=16m and runtime=2 to jobs that set neither). A size-based job
+//! must do the same work under both: io_bytes and total_ios per direction
+//! within 1% (where each I/O's direction or size is drawn at random: all
+//! bytes within 1%, each direction within 4 binomial standard deviations of
+//! the difference, at least 5%). A job that ran into its run time (time_based, or cut short by
+//! runtime) must simply run.
 //!
 //! A file fio runs here and fsbench does not is an entry of `EXPLAINED`,
 //! with the reason; the test fails when an explained file starts to run (so
@@ -19,7 +22,7 @@ use common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const EXAMPLES: &str = "/usr/share/doc/fio/examples";
 /// Of the files fio runs here, the share fsbench must run too: the issue's
@@ -28,13 +31,20 @@ const EXAMPLES: &str = "/usr/share/doc/fio/examples";
 const TARGET: (usize, usize) = (40, 44);
 
 /// Files fio runs on this machine that fsbench does not, and why.
-const EXPLAINED: &[(&str, &str)] = &[];
+const EXPLAINED: &[(&str, &str)] = &[
+    ("butterfly.fio", "flow= (fio's proportional flow control between jobs) is refused: not implemented yet"),
+    ("flow.fio", "flow= (fio's proportional flow control between jobs) is refused: not implemented yet"),
+    (
+        "cmdprio-bssplit.fio",
+        "fio moves 38.7 of the 48 MiB its three randrw 64k/1m bssplit jobs ask for, fsbench all 48: fio's early end is not understood yet",
+    ),
+];
 
 /// Files that need what this machine lacks; neither tool is asked to run them.
 const HARDWARE: &[(&str, &str)] = &[];
 
 /// Longest a scaled file may take (a loaded machine lays out slowly).
-const TIMEOUT_S: u64 = 120;
+const TIMEOUT_S: u64 = 60;
 const SIZE_CAP: u64 = 16 << 20;
 const RUNTIME_CAP: u64 = 2;
 /// filecreate-ioengine.fio makes 16 x 31,250 files: too many for a test.
@@ -127,21 +137,31 @@ fn run_tool(tool: &str, job: &Path, cwd: &Path) -> Outcome {
         c.arg("fio").arg(job).args(["--output-format=fio-json", "--no-progress"]);
         c
     };
-    let mut child = match cmd.current_dir(cwd).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn() {
+    // Its own process group: fio runs its jobs as child processes, which a
+    // timeout must stop too.
+    use std::os::unix::process::CommandExt;
+    cmd.process_group(0);
+    let child = match cmd.current_dir(cwd).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn() {
         Ok(c) => c,
         Err(e) => return Outcome::Failed(format!("cannot start {tool}: {e}")),
     };
-    // A job that never ends (a listener with no sender) must not hang the suite.
-    let started = Instant::now();
-    while child.try_wait().ok().flatten().is_none() {
-        if started.elapsed() > Duration::from_secs(TIMEOUT_S) {
-            let _ = child.kill();
-            let _ = child.wait();
+    // Output is drained while the tool runs (a full pipe would stall it); a
+    // job that never ends (a listener with no sender) must not hang the suite.
+    let pid = child.id() as i32;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let out = match rx.recv_timeout(Duration::from_secs(TIMEOUT_S)) {
+        Ok(out) => out.expect("output"),
+        Err(_) => {
+            // SAFETY: kill takes plain integers; the group is the one this
+            // test created for the child above, named by its pid.
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
+            let _ = waiter.join();
             return Outcome::Failed(format!("still running after {TIMEOUT_S} s; stopped"));
         }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let out = child.wait_with_output().expect("output");
+    };
     let stderr = String::from_utf8_lossy(&out.stderr);
     if !out.status.success() {
         let first = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("no message");
@@ -179,16 +199,42 @@ fn within(a: u64, b: u64, pct: f64) -> bool {
     (a - b).abs() <= b.max(1.0) * pct / 100.0
 }
 
-/// Compare the two runs; None when they agree.
+/// Does a job draw each I/O's direction or size at random? Then the split
+/// per direction and the I/O count are matters of chance (a few hundred I/Os
+/// of random sizes move by about 5% from one seed to another).
+fn draws_at_random(fio: &Value) -> bool {
+    fio["jobs"].as_array().into_iter().flatten().any(|j| {
+        let o = &j["job options"];
+        let rw = o["rw"].as_str().or(o["readwrite"].as_str()).unwrap_or("");
+        o.get("bssplit").is_some() || o.get("bsrange").is_some() || matches!(rw, "rw" | "readwrite" | "randrw")
+    })
+}
+
+/// Compare the two runs; None when they agree: all bytes within 1%, and
+/// bytes and I/Os per direction within 1% (5% where chance decides them).
 fn disagreement(fio: &Value, fsb: &Value) -> Option<String> {
     if ran_into_runtime(fio) {
         return None;
     }
     let (a, b) = (work(fsb), work(fio));
+    let chance = draws_at_random(fio);
     let names = ["read", "write", "trim"];
     let mut diffs = Vec::new();
+    let total = |w: &[(u64, u64); 3]| w.iter().map(|d| d.0).sum::<u64>();
+    if !within(total(&a), total(&b), 1.0) {
+        diffs.push(format!("all: {} B vs fio {} B", total(&a), total(&b)));
+    }
+    let ios: u64 = b.iter().map(|d| d.1).sum();
     for i in 0..3 {
-        if !within(a[i].0, b[i].0, 1.0) || !within(a[i].1, b[i].1, 1.0) {
+        // Where chance draws the direction, two runs differ by a binomial
+        // amount: allow 4 standard deviations of the difference (or 5%).
+        let tol = if chance && b[i].1 > 0 {
+            let (n, p) = (ios as f64, b[i].1 as f64 / ios.max(1) as f64);
+            (400.0 * (2.0 * n * p * (1.0 - p)).sqrt() / (n * p)).max(5.0)
+        } else {
+            1.0
+        };
+        if !within(a[i].0, b[i].0, tol) || !within(a[i].1, b[i].1, tol) {
             diffs.push(format!("{}: {} B/{} ios vs fio {} B/{} ios", names[i], a[i].0, a[i].1, b[i].0, b[i].1));
         }
     }
@@ -264,8 +310,13 @@ fn fio_examples_run_under_fsbench_as_under_fio() {
         };
         table.push(format!("{name:32} | {:24} | {cell:24} | {reason}", short(&fio)));
     }
-    println!("{}", table.join("\n"));
-    println!("fio ran {fio_ran} files here; fsbench ran {both_ran} of them with the same work");
+    table.push(format!("fio ran {fio_ran} files here; fsbench ran {both_ran} of them with the same work"));
+    let text = table.join("\n") + "\n";
+    // The harness shows a passing test's output only with --nocapture: the
+    // table is kept in a file as well.
+    let saved = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fio-corpus.txt");
+    let _ = std::fs::write(&saved, &text);
+    println!("{text}(also in {})", saved.display());
     if only.is_none() && both_ran * TARGET.1 < fio_ran * TARGET.0 {
         failures.push(format!("fsbench ran {both_ran} of fio's {fio_ran} files; the target is {} of {}", TARGET.0, TARGET.1));
     }

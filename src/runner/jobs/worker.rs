@@ -650,7 +650,8 @@ impl<'a> Worker<'a> {
             end_time: spec.runtime.map(|r| self.window_start + r),
             bytes,
             issued: 0,
-            time_based: spec.time_based || m.fill_device || self.no_data,
+            // fill_device runs until ENOSPC, unless a size bounds it (as in fio).
+            time_based: spec.time_based || (m.fill_device && spec.size.is_none()) || self.no_data,
             ios: 0,
             max_ios: m.number_ios.unwrap_or(u64::MAX),
         };
