@@ -3,7 +3,7 @@
 //!
 //! Each file gets the same small-scale edits for both tools, and nothing
 //! else: device names become scratch files, directories the scratch
-//! directory, sizes above 16 MiB become 16 MiB and run times above 2 s
+//! directory, sizes and offsets above 16 MiB become 16 MiB and run times above 2 s
 //! become 2 s, more than 64 files per job 64 (a `[global]` section on top
 //! gives size=16m and runtime=2 to jobs that set neither). A size-based job
 //! must do the same work under both: io_bytes and total_ios per direction
@@ -104,7 +104,9 @@ fn scaled(text: &str, scratch: &Path) -> String {
                     .collect();
                 Some(names.join(":"))
             }
-            "size" | "filesize" | "io_size" | "io_limit" => size_of(value).filter(|&b| b > SIZE_CAP).map(|_| "16m".to_string()),
+            "size" | "filesize" | "io_size" | "io_limit" | "offset" | "offset_increment" => {
+                size_of(value).filter(|&b| b > SIZE_CAP).map(|_| "16m".to_string())
+            }
             "runtime" | "timeout" => secs_of(value).filter(|&s| s > RUNTIME_CAP).map(|_| RUNTIME_CAP.to_string()),
             "ramp_time" | "startdelay" => secs_of(value).filter(|&s| s > 1).map(|_| "1".to_string()),
             "nrfiles" | "nr_files" => value.parse::<u64>().ok().filter(|&n| n > NRFILES_CAP).map(|_| NRFILES_CAP.to_string()),

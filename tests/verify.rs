@@ -312,17 +312,9 @@ fn cross_stripe_verify_example_does_the_io_fio_does() {
     assert_eq!(fio, (6 << 20, 6 << 20));
     assert_eq!(ours, fio);
 
-    let real = Path::new("/usr/share/doc/fio/examples/cross-stripe-verify.fio");
-    if !real.exists() {
-        skip("fio's examples are not installed");
-        return;
-    }
-    // Scaled: its 120g per job and 124g apart would write for hours.
-    let args: Vec<String> =
-        ["--filename=f", "--size=16m", "--io_size=1m", "--offset_increment=16m"].iter().map(|a| a.to_string()).collect();
-    if let Some((fio, ours)) = both(real, &args, &dir.path().join("real")) {
-        assert_eq!(ours, fio);
-    }
+    // The example file itself runs in tests/fio_corpus.rs, scaled inside
+    // the file: fio keeps a job file's own values over the command line's,
+    // so --size and --offset_increment cannot shrink it (it wrote 74 GB).
 }
 
 #[test]
