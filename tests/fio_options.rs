@@ -286,3 +286,24 @@ fn time_based_bssplit_moves_fios_bytes_per_io() {
     let (f, o) = (per_io(&counts(&fio)), per_io(&counts(&ours)));
     assert!((o / f - 1.0).abs() < 0.05, "bytes per I/O: fio {f}, fsbench {o}");
 }
+
+/// flow: two jobs of one flow keep their I/O counts in their weights'
+/// proportion (1:8), as fio's do.
+#[test]
+fn flow_keeps_the_weights_proportion() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = format!("--filename={}", dir.path().join("f").display());
+    let out = common::fsbench()
+        .arg("fio")
+        .args([&f, "--size=8m", "--bs=8k", "--runtime=1", "--time_based", "--name=a", "--rw=write", "--flow=1"])
+        .args(["--name=b", "--rw=randread", "--flow=8", "--output-format=fio-json", "--no-progress"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let a = v["jobs"][0]["write"]["total_ios"].as_f64().unwrap();
+    let b = v["jobs"][1]["read"]["total_ios"].as_f64().unwrap();
+    assert!(a > 100.0, "job a ran: {a}");
+    let ratio = b / a;
+    assert!((7.0..9.0).contains(&ratio), "b/a = {ratio} ({b} / {a}), expected about 8");
+}

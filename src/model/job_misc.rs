@@ -75,6 +75,11 @@ pub struct JobMisc {
     pub number_ios: Option<u64>,
     /// Start when every clone of this job has finished (fio `wait_for`).
     pub wait_for: Option<String>,
+    /// fio `flow`: the job's weight among the jobs of its `flow_id` (0: none).
+    pub flow: u32,
+    pub flow_id: u32,
+    /// fio `flow_sleep`: the pause while the job is ahead of its share, in µs.
+    pub flow_sleep_us: u64,
     /// Write until the device is full (fio `fill_device`).
     pub fill_device: bool,
     /// `zonemode=strided` (true), `none` (false), or not given.
@@ -136,6 +141,9 @@ impl Default for JobMisc {
             offset_increment: 0,
             number_ios: None,
             wait_for: None,
+            flow: 0,
+            flow_id: 0,
+            flow_sleep_us: 0,
             fill_device: false,
             zonemode_strided: None,
             zonesize: 0,

@@ -374,10 +374,6 @@ fn set_percentile_list(j: &mut JobState, v: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn set_flow(_: &mut JobState, _: &str) -> Result<(), String> {
-    Err("flow control between jobs (flow, flow_id, flow_watermark, flow_sleep) is not supported: fsbench runs each job at its own pace; use rate or rate_iops to set a job's share".into())
-}
-
 fn choice(j: &mut JobState, option: &str, v: &str, allowed: &[&str], why: &str) -> Result<(), String> {
     if !allowed.contains(&v.trim().to_ascii_lowercase().as_str()) {
         return Err(expected(&format!("one of {}", allowed.join(", ")), v));
@@ -583,10 +579,19 @@ pub static MISC: &[OptDef] = &[
             )
         })
     ),
-    opt!("flow", [], "token-based flow control between jobs (not supported)", Value(set_flow)),
-    opt!("flow_id", [], "flow control group (not supported)", Value(set_flow)),
-    opt!("flow_watermark", [], "flow control watermark (not supported)", Value(set_flow)),
-    opt!("flow_sleep", [], "flow control pause (not supported)", Value(set_flow)),
+    opt!(
+        "flow",
+        [],
+        "weight of the job in its flow: jobs of one flow_id keep their I/O counts in these proportions (0-1000)",
+        Uint(0, 1000, |j, n| j.spec.misc.flow = n)
+    ),
+    opt!("flow_id", [], "the flow the job belongs to (default 0)", Uint(0, u32::MAX, |j, n| j.spec.misc.flow_id = n)),
+    opt!(
+        "flow_sleep",
+        [],
+        "pause while the job is ahead of its share (default unit us)",
+        Time(USEC, |j, d| j.spec.misc.flow_sleep_us = d.as_micros() as u64)
+    ),
     opt!(
         "buffer_pattern",
         [],
@@ -768,7 +773,8 @@ mod tests {
         apply(&mut j, "gtod_reduce", "1").unwrap();
         apply(&mut j, "gtod_reduce", "1").unwrap();
         assert_eq!(j.notes.iter().filter(|n| n.contains("gtod_reduce")).count(), 1);
-        assert!(apply(&mut j, "flow", "8").unwrap_err().contains("not supported"));
+        apply(&mut j, "flow", "8").unwrap();
+        assert_eq!(j.spec.misc.flow, 8);
         assert!(apply(&mut j, "random_generator", "mt").is_err());
         apply(&mut j, "continue_on_error", "write").unwrap();
         assert_eq!(j.spec.misc.continue_on_error, [false, true]);

@@ -239,6 +239,15 @@ fn run_group(
     targets: &mut Vec<PathBuf>,
 ) -> Result<(Vec<JobResult>, GroupResult), RunError> {
     let mut clones = Vec::new();
+    // fio's flows: the jobs of one flow_id share a count of I/Os.
+    let mut weights: BTreeMap<u32, u64> = BTreeMap::new();
+    for &j in members.iter().filter(|&&j| jobs[j].misc.flow > 0) {
+        *weights.entry(jobs[j].misc.flow_id).or_default() += u64::from(jobs[j].misc.flow) * u64::from(jobs[j].numjobs);
+    }
+    let flows: BTreeMap<u32, Arc<worker::Flow>> = weights
+        .into_iter()
+        .map(|(id, weight)| (id, Arc::new(worker::Flow { ios: AtomicU64::new(0), weight: AtomicU64::new(weight) })))
+        .collect();
     let running: Vec<Arc<AtomicU64>> = members.iter().map(|&j| Arc::new(AtomicU64::new(u64::from(jobs[j].numjobs)))).collect();
     for (k, &j) in members.iter().enumerate() {
         let spec = Arc::new(jobs[j].clone());
@@ -276,6 +285,7 @@ fn run_group(
                     progress: Arc::new(ProgressCell::default()),
                     wait: wait.clone(),
                     running: running[k].clone(),
+                    flow: (spec.misc.flow > 0).then(|| flows[&spec.misc.flow_id].clone()),
                     events: opts.events.clone(),
                 },
             });

@@ -55,6 +55,8 @@ pub struct WorkerInput {
     pub wait: Option<Arc<AtomicU64>>,
     /// This job's own count of clones still running, for its waiters.
     pub running: Arc<AtomicU64>,
+    /// The job's flow (fio `flow`): I/Os issued by all its jobs, and their weights.
+    pub flow: Option<Arc<Flow>>,
     /// Verification failures are told here as they happen.
     pub events: Arc<dyn Events>,
 }
@@ -222,6 +224,9 @@ struct Worker<'a> {
     syncs: bool,
     /// The engine moves no bytes (cpuio, exec): only the run time ends the job.
     no_data: bool,
+    flow: Option<Arc<Flow>>,
+    /// I/Os this clone issued, against its flow's total.
+    flow_own: u64,
     /// The engine's peer finished (`IoEngine::finished`): the job is over.
     ended: bool,
     inflight: usize,
@@ -246,6 +251,16 @@ struct Worker<'a> {
     phase_ns: [u64; 2],
     events: Arc<dyn Events>,
     failures: Vec<String>,
+}
+
+/// The jobs of one `flow_id` in a group: their I/Os so far and the sum of
+/// their weights (each clone counts), so each keeps its share.
+#[derive(Debug, Default)]
+pub struct Flow {
+    pub ios: AtomicU64,
+    /// A clone takes its weight out when it ends, so the others never wait
+    /// for a job that is gone (as fio does).
+    pub weight: AtomicU64,
 }
 
 /// Counts a job's running clones down when the worker ends, however it ends.
@@ -414,6 +429,8 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
         syncs,
         ended: false,
         no_data: info.caps.moves_no_data,
+        flow: input.flow.clone(),
+        flow_own: 0,
         inflight: 0,
         error: None,
         paths: input.files.iter().map(|f| f.path.display().to_string()).collect(),
@@ -441,6 +458,9 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
     } else {
         w.main_loop(&input.files, &input.stop, &input.progress, depth, io_limit.saturating_mul(spec.loops as u64))
     };
+    if let Some(f) = &w.flow {
+        f.weight.fetch_sub(u64::from(spec.misc.flow), Ordering::Relaxed);
+    }
     if w.error.is_none() && spec.end_fsync && syncs && !partial {
         for file in 0..efiles.len() as u32 {
             w.sync_now(file, IoOp::Fsync);
@@ -781,6 +801,9 @@ impl<'a> Worker<'a> {
                 budget.issued += len;
                 budget.ios += 1;
                 progress.bytes.store(self.progress_base + budget.issued, Ordering::Relaxed);
+                if self.flow.is_some() && self.flow_wait(stop) {
+                    start = Instant::now();
+                }
                 self.issue(dir, file, offset, len as u32, start);
                 if trim_then_write {
                     rewrite = Some((file, offset, len));
@@ -1103,6 +1126,23 @@ impl<'a> Worker<'a> {
                 l.push(Sample { t_ns, lat, clat, slat, offset: s.offset, len: s.len, dir: s.dir });
             }
         }
+    }
+
+    /// fio's flow control: while this clone is ahead of its weight's share
+    /// of its flow's I/Os, pause. An atomic load and add per I/O, for the
+    /// jobs that ask for a flow only. Returns whether it paused.
+    fn flow_wait(&mut self, stop: &AtomicBool) -> bool {
+        let Some(f) = self.flow.as_ref() else { return false };
+        let weight = u64::from(self.spec.misc.flow);
+        let pause = Duration::from_micros(self.spec.misc.flow_sleep_us.max(10));
+        let mut paused = false;
+        while self.flow_own * f.weight.load(Ordering::Relaxed) > f.ios.load(Ordering::Relaxed) * weight && !stop.load(Ordering::Relaxed) {
+            std::thread::sleep(pause);
+            paused = true;
+        }
+        self.flow_own += 1;
+        f.ios.fetch_add(1, Ordering::Relaxed);
+        paused
     }
 
     #[cold]
