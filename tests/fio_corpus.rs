@@ -213,7 +213,10 @@ fn draws_at_random(fio: &Value) -> bool {
     fio["jobs"].as_array().into_iter().flatten().any(|j| {
         let o = &j["job options"];
         let rw = o["rw"].as_str().or(o["readwrite"].as_str()).unwrap_or("");
-        o.get("bssplit").is_some() || o.get("bsrange").is_some() || matches!(rw, "rw" | "readwrite" | "randrw")
+        // fio's net receiver counts every receive call, short ones included,
+        // and may miss the last bytes: its read side moves by ~1% run to run.
+        let net = matches!(o["ioengine"].as_str(), Some("net" | "netsplice"));
+        net || o.get("bssplit").is_some() || o.get("bsrange").is_some() || matches!(rw, "rw" | "readwrite" | "randrw")
     })
 }
 
@@ -228,7 +231,7 @@ fn disagreement(fio: &Value, fsb: &Value) -> Option<String> {
     let names = ["read", "write", "trim"];
     let mut diffs = Vec::new();
     let total = |w: &[(u64, u64); 3]| w.iter().map(|d| d.0).sum::<u64>();
-    if !within(total(&a), total(&b), 1.0) {
+    if !within(total(&a), total(&b), if chance { 2.0 } else { 1.0 }) {
         diffs.push(format!("all: {} B vs fio {} B", total(&a), total(&b)));
     }
     let ios: u64 = b.iter().map(|d| d.1).sum();
