@@ -193,12 +193,19 @@ fn work(v: &Value) -> [(u64, u64); 3] {
     w
 }
 
+/// A job's option as fio reports it: its own section first, then [global]
+/// (fio's JSON keeps the two apart).
+fn option<'a>(fio: &'a Value, job: &'a Value, key: &str) -> Option<&'a Value> {
+    job["job options"].get(key).or_else(|| fio["global options"].get(key))
+}
+
 /// Did a job stop on its run time rather than on its size?
 fn ran_into_runtime(fio: &Value) -> bool {
-    fio["jobs"].as_array().into_iter().flatten().any(|j| {
-        let opts = &j["job options"];
-        opts.get("time_based").is_some() || j["job_runtime"].as_u64().unwrap_or(0) + 150 >= RUNTIME_CAP * 1000
-    })
+    fio["jobs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|j| option(fio, j, "time_based").is_some() || j["job_runtime"].as_u64().unwrap_or(0) + 150 >= RUNTIME_CAP * 1000)
 }
 
 fn within(a: u64, b: u64, pct: f64) -> bool {
@@ -211,12 +218,12 @@ fn within(a: u64, b: u64, pct: f64) -> bool {
 /// of random sizes move by about 5% from one seed to another).
 fn draws_at_random(fio: &Value) -> bool {
     fio["jobs"].as_array().into_iter().flatten().any(|j| {
-        let o = &j["job options"];
-        let rw = o["rw"].as_str().or(o["readwrite"].as_str()).unwrap_or("");
+        let o = |key| option(fio, j, key);
+        let rw = o("rw").or(o("readwrite")).and_then(Value::as_str).unwrap_or("");
         // fio's net receiver counts every receive call, short ones included,
         // and may miss the last bytes: its read side moves by ~1% run to run.
-        let net = matches!(o["ioengine"].as_str(), Some("net" | "netsplice"));
-        net || o.get("bssplit").is_some() || o.get("bsrange").is_some() || matches!(rw, "rw" | "readwrite" | "randrw")
+        let net = matches!(o("ioengine").and_then(Value::as_str), Some("net" | "netsplice"));
+        net || o("bssplit").is_some() || o("bsrange").is_some() || matches!(rw, "rw" | "readwrite" | "randrw")
     })
 }
 
