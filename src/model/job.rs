@@ -259,6 +259,10 @@ pub struct JobSpec {
     /// The options as the user gave them, in order, for the report.
     #[serde(skip)]
     pub options: Vec<(String, String)>,
+    /// How many of `options`, from the front, came from a `[global]`
+    /// section (fio's JSON lists those apart from the job's own).
+    #[serde(skip)]
+    pub global_options: usize,
 }
 
 /// Durations appear in results as seconds (the field names say `_s`).
@@ -321,6 +325,7 @@ impl JobSpec {
             misc: Default::default(),
             verify: VerifySpec::default(),
             options: Vec::new(),
+            global_options: 0,
         }
     }
 

@@ -65,6 +65,7 @@ impl Job {
     /// A new job named `name` starting from these (global) settings.
     fn derive(&self, name: &str) -> Job {
         let mut job = self.clone();
+        job.state.spec.global_options = job.state.spec.options.len();
         job.state.spec.name = name.to_string();
         job.section = name.to_string();
         job

@@ -72,6 +72,11 @@ pub(super) fn document(r: &RunResult, plus: bool) -> Value {
     top.insert("timestamp".into(), json!(r.started_unix));
     top.insert("timestamp_ms".into(), json!(r.started_unix * 1000));
     top.insert("time".into(), json!(ctime(r.started_unix)));
+    // fio prints its [global] section once; fsbench keeps it per job.
+    let global = r.jobs.first().and_then(global_options);
+    if let Some(g) = global.filter(|g| !g.is_empty()) {
+        top.insert("global options".into(), json!(g));
+    }
     top.insert("jobs".into(), Value::Array(jobs));
     let disks: Vec<Value> = r
         .groups
@@ -93,6 +98,10 @@ pub(super) fn document(r: &RunResult, plus: bool) -> Value {
         top.insert("disk_util".into(), Value::Array(disks));
     }
     Value::Object(top)
+}
+
+fn global_options(j: &JobResult) -> Option<std::collections::BTreeMap<String, String>> {
+    j.details.as_ref().and_then(|d| d.get("global_options")).and_then(|g| serde_json::from_value(g.clone()).ok())
 }
 
 fn ctime(unix: u64) -> String {
@@ -141,7 +150,12 @@ fn job(r: &RunResult, j: &JobResult, plus: bool) -> Value {
     m.insert("total_err".into(), json!(j.ops.iter().map(|o| o.errors).sum::<u64>()));
     m.insert("eta".into(), json!(0));
     m.insert("elapsed".into(), json!(secs.round() as u64));
-    m.insert("job options".into(), json!(j.options));
+    // A job's own options: what [global] set is listed once at the top.
+    let global = global_options(j).unwrap_or_default();
+    let own: Map<String, Value> = j.options.iter().filter(|(k, v)| global.get(*k) != Some(v)).map(|(k, v)| (k.clone(), json!(v))).collect();
+    if !own.is_empty() {
+        m.insert("job options".into(), Value::Object(own));
+    }
     m.insert("read".into(), dir("read"));
     m.insert("write".into(), dir("write"));
     m.insert("trim".into(), dir("trim"));

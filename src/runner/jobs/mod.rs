@@ -364,12 +364,13 @@ fn collect_results(gid: u32, members: &[usize], jobs: &[JobSpec], outputs: Vec<(
             elapsed_ns: 0,
             ops: Vec::new(),
             timeline: Timeline::default(),
-            options: options_map(spec),
+            options: options_map(&spec.options),
             resolved: serde_json::to_value(spec).unwrap_or_default(),
             partial: false,
             error: None,
             headline: Vec::new(),
-            details: None,
+            // fio's JSON lists the [global] section's options apart.
+            details: Some(serde_json::json!({ "global_options": options_map(&spec.options[..spec.global_options]) })),
         };
         if !group_reporting || out.is_empty() {
             out.push(fresh());
@@ -414,6 +415,6 @@ fn collect_results(gid: u32, members: &[usize], jobs: &[JobSpec], outputs: Vec<(
     out
 }
 
-fn options_map(spec: &JobSpec) -> BTreeMap<String, String> {
-    spec.options.iter().cloned().collect()
+fn options_map(options: &[(String, String)]) -> BTreeMap<String, String> {
+    options.iter().cloned().collect()
 }
