@@ -157,8 +157,8 @@ pub struct EngineOptions {
     pub registerfiles: bool,
     /// io_uring: kernel-side submission polling thread (fio `sqthread_poll`).
     pub sqthread_poll: bool,
-    /// async engines: submit this many I/Os per submit call (fio `iodepth_batch_submit`);
-    /// 0 means "everything that is queued".
+    /// async engines: submit this many I/Os per submit call (fio `iodepth_batch_submit`,
+    /// default 1); 0 means "everything that is queued".
     pub iodepth_batch_submit: u32,
     /// async engines: wait for at least this many completions (fio `iodepth_batch_complete_min`).
     pub iodepth_batch_complete_min: u32,
@@ -293,7 +293,10 @@ impl JobSpec {
             rwmixread: 50,
             bs: [BlockSize::Fixed(4096), BlockSize::Fixed(4096)],
             ioengine: "psync".to_string(),
-            engine: EngineOptions::default(),
+            // fio submits each I/O as soon as it is queued: a thread kept in
+            // the kernel by its submits finds completions waiting instead of
+            // sleeping for them (batching them cost 12% IOPS at QD32).
+            engine: EngineOptions { iodepth_batch_submit: 1, ..Default::default() },
             iodepth: 1,
             direct: false,
             sync: SyncMode::None,
