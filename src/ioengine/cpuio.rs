@@ -78,12 +78,4 @@ impl IoEngine for CpuIo {
         }
         Ok(Queued::Done(io.len as i64))
     }
-
-    fn commit(&mut self) -> io::Result<usize> {
-        Ok(0)
-    }
-
-    fn reap(&mut self, _min: usize, _out: &mut [Completion]) -> io::Result<usize> {
-        Ok(0)
-    }
 }

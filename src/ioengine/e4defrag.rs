@@ -135,12 +135,6 @@ impl IoEngine for E4defrag {
         }
         Ok(Queued::Done(res))
     }
-    fn commit(&mut self) -> io::Result<usize> {
-        Ok(0)
-    }
-    fn reap(&mut self, _min: usize, _out: &mut [Completion]) -> io::Result<usize> {
-        Ok(0)
-    }
 }
 
 impl Drop for E4defrag {

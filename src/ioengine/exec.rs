@@ -71,14 +71,6 @@ impl IoEngine for Exec {
         }
         Ok(Queued::Done(io.len as i64))
     }
-
-    fn commit(&mut self) -> io::Result<usize> {
-        Ok(0)
-    }
-
-    fn reap(&mut self, _min: usize, _out: &mut [Completion]) -> io::Result<usize> {
-        Ok(0)
-    }
 }
 
 impl Drop for Exec {

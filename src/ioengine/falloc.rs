@@ -31,10 +31,4 @@ impl IoEngine for Falloc {
         let r = unsafe { libc::fallocate(fd, mode, io.offset as libc::off_t, io.len as libc::off_t) };
         Ok(Queued::Done(if r < 0 { syscall_result(-1) } else { io.len as i64 }))
     }
-    fn commit(&mut self) -> io::Result<usize> {
-        Ok(0)
-    }
-    fn reap(&mut self, _min: usize, _out: &mut [Completion]) -> io::Result<usize> {
-        Ok(0)
-    }
 }

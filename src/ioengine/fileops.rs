@@ -115,12 +115,4 @@ impl IoEngine for FileOps {
         self.left[f] = self.left[f].saturating_sub(io.len as u64);
         Ok(Queued::Done(io.len as i64))
     }
-
-    fn commit(&mut self) -> io::Result<usize> {
-        Ok(0)
-    }
-
-    fn reap(&mut self, _min: usize, _out: &mut [Completion]) -> io::Result<usize> {
-        Ok(0)
-    }
 }

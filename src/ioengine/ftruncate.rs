@@ -35,10 +35,4 @@ impl IoEngine for Ftruncate {
         };
         Ok(Queued::Done(res))
     }
-    fn commit(&mut self) -> io::Result<usize> {
-        Ok(0)
-    }
-    fn reap(&mut self, _min: usize, _out: &mut [Completion]) -> io::Result<usize> {
-        Ok(0)
-    }
 }

@@ -174,14 +174,6 @@ impl IoEngine for Mmap {
         };
         Ok(Queued::Done(res))
     }
-
-    fn commit(&mut self) -> io::Result<usize> {
-        Ok(0)
-    }
-
-    fn reap(&mut self, _min: usize, _out: &mut [Completion]) -> io::Result<usize> {
-        Ok(0)
-    }
 }
 
 impl Drop for Mmap {

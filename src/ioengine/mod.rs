@@ -33,7 +33,6 @@ pub mod splice;
 pub mod sync;
 #[cfg(test)]
 mod testkit;
-pub mod vsync;
 
 /// What an I/O does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,11 +129,17 @@ pub trait IoEngine: Send {
     }
     /// Hand one I/O to the engine.
     fn queue(&mut self, io: &IoUnit) -> io::Result<Queued>;
-    /// Submit everything queued since the last commit. Returns how many were submitted.
-    fn commit(&mut self) -> io::Result<usize>;
+    /// Submit everything queued since the last commit. Returns how many were
+    /// submitted. A synchronous engine finishes every I/O in `queue`
+    /// (`Queued::Done`), so it has nothing to submit or reap.
+    fn commit(&mut self) -> io::Result<usize> {
+        Ok(0)
+    }
     /// Wait for at least `min` completions (0 = poll), store up to `out.len()`
     /// of them and return how many were stored.
-    fn reap(&mut self, min: usize, out: &mut [Completion]) -> io::Result<usize>;
+    fn reap(&mut self, _min: usize, _out: &mut [Completion]) -> io::Result<usize> {
+        Ok(0)
+    }
 }
 
 /// An implementation, registered under the name its description has in
@@ -153,7 +158,7 @@ pub static IMPLS: &[EngineImpl] = &[
     mmap::IMPL,
     pvsync::IMPL,
     pvsync::IMPL2,
-    vsync::IMPL,
+    sync::VSYNC,
     posixaio::IMPL,
     splice::IMPL,
     falloc::IMPL,

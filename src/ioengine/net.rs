@@ -511,14 +511,6 @@ impl IoEngine for Net {
             _ => Ok(Queued::Done(0)),
         }
     }
-
-    fn commit(&mut self) -> io::Result<usize> {
-        Ok(0)
-    }
-
-    fn reap(&mut self, _min: usize, _out: &mut [Completion]) -> io::Result<usize> {
-        Ok(0)
-    }
 }
 
 impl Drop for Net {

@@ -18,10 +18,4 @@ impl IoEngine for Null {
             _ => 0,
         }))
     }
-    fn commit(&mut self) -> io::Result<usize> {
-        Ok(0)
-    }
-    fn reap(&mut self, _min: usize, _out: &mut [Completion]) -> io::Result<usize> {
-        Ok(0)
-    }
 }

@@ -31,10 +31,4 @@ impl IoEngine for Psync {
         };
         Ok(Queued::Done(syscall_result(r)))
     }
-    fn commit(&mut self) -> io::Result<usize> {
-        Ok(0)
-    }
-    fn reap(&mut self, _min: usize, _out: &mut [Completion]) -> io::Result<usize> {
-        Ok(0)
-    }
 }

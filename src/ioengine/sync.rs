@@ -1,4 +1,7 @@
-//! sync: lseek(2) then read(2)/write(2), done inline — fio's `sync` engine.
+//! sync and vsync: lseek(2), then read(2)/write(2) (sync) or readv(2)/writev(2)
+//! with one iovec (vsync), done inline — fio's engines of the same names.
+//! fio's vsync may merge adjacent I/Os into one vector; with one I/O in
+//! flight there is nothing to merge.
 
 use super::*;
 
@@ -7,10 +10,18 @@ pub struct Sync {
     /// Where each file's descriptor points now, so a sequential stream needs no lseek.
     pos: Vec<u64>,
     trimmer: Trimmer,
+    /// readv/writev (vsync) instead of read/write (sync).
+    vectored: bool,
 }
 
-pub const IMPL: EngineImpl =
-    EngineImpl { name: "sync", make: |_| Ok(Box::new(Sync { fds: Vec::new(), pos: Vec::new(), trimmer: Trimmer::default() })) };
+pub const IMPL: EngineImpl = EngineImpl { name: "sync", make: |_| Ok(Sync::boxed(false)) };
+pub const VSYNC: EngineImpl = EngineImpl { name: "vsync", make: |_| Ok(Sync::boxed(true)) };
+
+impl Sync {
+    fn boxed(vectored: bool) -> Box<dyn IoEngine> {
+        Box::new(Sync { fds: Vec::new(), pos: Vec::new(), trimmer: Trimmer::default(), vectored })
+    }
+}
 
 impl IoEngine for Sync {
     fn setup(&mut self, files: &[EngineFile], _bufs: &[EngineBuf]) -> io::Result<()> {
@@ -38,22 +49,20 @@ impl IoEngine for Sync {
                 return Ok(Queued::Done(syscall_result(-1)));
             }
         }
-        // SAFETY: `io.buf` is valid for `io.len` bytes (IoUnit contract: writable for a read, initialised for a
-        // write) until this synchronous call returns, and `fd` is one of the files given to setup.
+        let iov = libc::iovec { iov_base: io.buf.cast(), iov_len: io.len as usize };
+        // SAFETY: `io.buf` (which `iov` describes) is valid for `io.len` bytes (IoUnit contract: writable for a
+        // read, initialised for a write) until this synchronous call returns, and `fd` is one of the files given
+        // to setup.
         let r = unsafe {
-            match io.op {
-                IoOp::Read => libc::read(fd, io.buf.cast(), io.len as usize),
-                _ => libc::write(fd, io.buf.cast(), io.len as usize),
+            match (io.op, self.vectored) {
+                (IoOp::Read, false) => libc::read(fd, io.buf.cast(), io.len as usize),
+                (_, false) => libc::write(fd, io.buf.cast(), io.len as usize),
+                (IoOp::Read, true) => libc::readv(fd, &iov, 1),
+                (_, true) => libc::writev(fd, &iov, 1),
             }
         };
         let res = syscall_result(r);
         self.pos[i] = if res >= 0 { io.offset + res as u64 } else { u64::MAX };
         Ok(Queued::Done(res))
-    }
-    fn commit(&mut self) -> io::Result<usize> {
-        Ok(0)
-    }
-    fn reap(&mut self, _min: usize, _out: &mut [Completion]) -> io::Result<usize> {
-        Ok(0)
     }
 }

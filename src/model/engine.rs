@@ -149,201 +149,51 @@ pub struct EngineInfo {
 
 /// Every engine fsbench has, in the order `fsbench engines` lists them.
 pub static ENGINES: &[EngineInfo] = &[
-    EngineInfo {
-        name: "sync",
-        help: "lseek + read/write, one synchronous call per I/O",
-        caps: Caps {
-            is_async: false,
-            diskless: false,
-            inline_when_buffered: true,
-            mapped: false,
-            class: Class::Data,
-            dirs: Dirs::ALL,
-            files: FileUse::Data,
-            moves_no_data: false,
-        },
-    },
-    EngineInfo {
-        name: "psync",
-        help: "pread/pwrite, one synchronous call per I/O",
-        caps: Caps {
-            is_async: false,
-            diskless: false,
-            inline_when_buffered: true,
-            mapped: false,
-            class: Class::Data,
-            dirs: Dirs::ALL,
-            files: FileUse::Data,
-            moves_no_data: false,
-        },
-    },
+    EngineInfo { name: "sync", help: "lseek + read/write, one synchronous call per I/O", caps: SYNC },
+    EngineInfo { name: "psync", help: "pread/pwrite, one synchronous call per I/O", caps: SYNC },
     EngineInfo {
         name: "libaio",
         help: "Linux kernel AIO (io_submit/io_getevents); asynchronous only with direct=1",
-        caps: Caps {
-            is_async: true,
-            diskless: false,
-            inline_when_buffered: true,
-            mapped: false,
-            class: Class::Data,
-            dirs: Dirs::ALL,
-            files: FileUse::Data,
-            moves_no_data: false,
-        },
+        caps: Caps { is_async: true, ..SYNC },
     },
     EngineInfo {
         name: "io_uring",
         help: "Linux io_uring: batched submission and completion through shared rings (options: fixedbufs, registerfiles, sqthread_poll)",
-        caps: Caps {
-            is_async: true,
-            diskless: false,
-            inline_when_buffered: false,
-            mapped: false,
-            class: Class::Data,
-            dirs: Dirs::ALL,
-            files: FileUse::Data,
-            moves_no_data: false,
-        },
+        caps: ASYNC,
     },
     EngineInfo {
         name: "mmap",
         help: "memcpy to/from a shared mapping of each file; syncs are msync(MS_SYNC)",
-        caps: Caps {
-            is_async: false,
-            diskless: false,
-            inline_when_buffered: false,
-            mapped: true,
-            class: Class::Data,
-            dirs: Dirs::ALL,
-            files: FileUse::Data,
-            moves_no_data: false,
-        },
+        caps: Caps { inline_when_buffered: false, mapped: true, ..SYNC },
     },
-    EngineInfo {
-        name: "pvsync",
-        help: "preadv/pwritev with one iovec, one synchronous call per I/O",
-        caps: Caps {
-            is_async: false,
-            diskless: false,
-            inline_when_buffered: true,
-            mapped: false,
-            class: Class::Data,
-            dirs: Dirs::ALL,
-            files: FileUse::Data,
-            moves_no_data: false,
-        },
-    },
-    EngineInfo {
-        name: "pvsync2",
-        help: "preadv2/pwritev2 with one iovec (options: hipri = RWF_HIPRI, nowait = RWF_NOWAIT)",
-        caps: Caps {
-            is_async: false,
-            diskless: false,
-            inline_when_buffered: true,
-            mapped: false,
-            class: Class::Data,
-            dirs: Dirs::ALL,
-            files: FileUse::Data,
-            moves_no_data: false,
-        },
-    },
-    EngineInfo {
-        name: "vsync",
-        help: "lseek + readv/writev with one iovec, one synchronous call per I/O",
-        caps: Caps {
-            is_async: false,
-            diskless: false,
-            inline_when_buffered: true,
-            mapped: false,
-            class: Class::Data,
-            dirs: Dirs::ALL,
-            files: FileUse::Data,
-            moves_no_data: false,
-        },
-    },
+    EngineInfo { name: "pvsync", help: "preadv/pwritev with one iovec, one synchronous call per I/O", caps: SYNC },
+    EngineInfo { name: "pvsync2", help: "preadv2/pwritev2 with one iovec (options: hipri = RWF_HIPRI, nowait = RWF_NOWAIT)", caps: SYNC },
+    EngineInfo { name: "vsync", help: "lseek + readv/writev with one iovec, one synchronous call per I/O", caps: SYNC },
     EngineInfo {
         name: "posixaio",
         help: "POSIX AIO (aio_read/aio_write, completion by aio_suspend); glibc runs it on helper threads",
-        caps: Caps {
-            is_async: true,
-            diskless: false,
-            inline_when_buffered: false,
-            mapped: false,
-            class: Class::Data,
-            dirs: Dirs::ALL,
-            files: FileUse::Data,
-            moves_no_data: false,
-        },
+        caps: ASYNC,
     },
-    EngineInfo {
-        name: "splice",
-        help: "data moved through a pipe: vmsplice + splice to write, splice + read to read",
-        caps: Caps {
-            is_async: false,
-            diskless: false,
-            inline_when_buffered: true,
-            mapped: false,
-            class: Class::Data,
-            dirs: Dirs::ALL,
-            files: FileUse::Data,
-            moves_no_data: false,
-        },
-    },
+    EngineInfo { name: "splice", help: "data moved through a pipe: vmsplice + splice to write, splice + read to read", caps: SYNC },
     EngineInfo {
         name: "falloc",
         help: "fallocate per I/O: write allocates, read allocates keeping the size, trim punches a hole",
-        caps: Caps {
-            is_async: false,
-            diskless: false,
-            inline_when_buffered: true,
-            mapped: false,
-            class: Class::Space,
-            dirs: Dirs::ALL,
-            files: FileUse::Data,
-            moves_no_data: false,
-        },
+        caps: Caps { class: Class::Space, ..SYNC },
     },
     EngineInfo {
         name: "ftruncate",
         help: "ftruncate per write I/O, to the I/O's offset (bs is ignored); reads and trims are refused",
-        caps: Caps {
-            is_async: false,
-            diskless: false,
-            inline_when_buffered: true,
-            mapped: false,
-            class: Class::Space,
-            dirs: Dirs::WRITE,
-            files: FileUse::Data,
-            moves_no_data: false,
-        },
+        caps: Caps { class: Class::Space, dirs: Dirs::WRITE, ..SYNC },
     },
     EngineInfo {
         name: "e4defrag",
         help: "EXT4_IOC_MOVE_EXT of each block to a donor file, ext4 only (options: donorname, inplace)",
-        caps: Caps {
-            is_async: false,
-            diskless: false,
-            inline_when_buffered: true,
-            mapped: false,
-            class: Class::Space,
-            dirs: Dirs::WRITE,
-            files: FileUse::Data,
-            moves_no_data: false,
-        },
+        caps: Caps { class: Class::Space, dirs: Dirs::WRITE, ..SYNC },
     },
     EngineInfo {
         name: "null",
         help: "no I/O at all; calibrates fsbench's own per-I/O overhead",
-        caps: Caps {
-            is_async: false,
-            diskless: true,
-            inline_when_buffered: false,
-            mapped: false,
-            class: Class::Data,
-            dirs: Dirs::ALL,
-            files: FileUse::Data,
-            moves_no_data: false,
-        },
+        caps: Caps { diskless: true, inline_when_buffered: false, ..SYNC },
     },
     EngineInfo {
         name: "filecreate",
@@ -393,17 +243,23 @@ pub static ENGINES: &[EngineInfo] = &[
     },
 ];
 
-/// What the engines that do no data I/O share.
-const META: Caps = Caps {
+/// A plain synchronous data engine: one call per I/O, every direction.
+const SYNC: Caps = Caps {
     is_async: false,
     diskless: false,
-    inline_when_buffered: false,
+    inline_when_buffered: true,
     mapped: false,
-    class: Class::FileOps,
-    dirs: Dirs::RW,
+    class: Class::Data,
+    dirs: Dirs::ALL,
     files: FileUse::Data,
     moves_no_data: false,
 };
+
+/// Keeps a queue in flight whose buffered I/O really runs in parallel.
+const ASYNC: Caps = Caps { is_async: true, inline_when_buffered: false, ..SYNC };
+
+/// What the engines that do no data I/O share.
+const META: Caps = Caps { inline_when_buffered: false, class: Class::FileOps, dirs: Dirs::RW, ..SYNC };
 
 impl Caps {
     const fn with_files(self, files: FileUse) -> Caps {

@@ -8,11 +8,13 @@ use md5::Digest;
 /// Largest checksum of any method (SHA-512, SHA3-512).
 pub const MAX_LEN: usize = 64;
 
-const fn reflected_table32(poly: u32) -> [u32; 256] {
-    let mut t = [0u32; 256];
+/// The table of a reflected CRC of up to 64 bits (a narrower one's entries
+/// fit its width: reflected CRCs only shift right).
+const fn reflected_table(poly: u64) -> [u64; 256] {
+    let mut t = [0u64; 256];
     let mut i = 0;
     while i < 256 {
-        let mut c = i as u32;
+        let mut c = i as u64;
         let mut k = 0;
         while k < 8 {
             c = if c & 1 != 0 { (c >> 1) ^ poly } else { c >> 1 };
@@ -24,17 +26,12 @@ const fn reflected_table32(poly: u32) -> [u32; 256] {
     t
 }
 
-const fn reflected_table64(poly: u64) -> [u64; 256] {
-    let mut t = [0u64; 256];
+const fn reflected_table32(poly: u32) -> [u32; 256] {
+    let wide = reflected_table(poly as u64);
+    let mut t = [0u32; 256];
     let mut i = 0;
     while i < 256 {
-        let mut c = i as u64;
-        let mut k = 0;
-        while k < 8 {
-            c = if c & 1 != 0 { (c >> 1) ^ poly } else { c >> 1 };
-            k += 1;
-        }
-        t[i] = c;
+        t[i] = wide[i] as u32;
         i += 1;
     }
     t
@@ -61,7 +58,7 @@ static CRC32C: [u32; 256] = reflected_table32(0x82F6_3B78);
 static CRC32: [u32; 256] = reflected_table32(0xEDB8_8320);
 static CRC16: [u32; 256] = reflected_table32(0xA001);
 /// fio's crc64: reflected Jones polynomial, initial value 0.
-static CRC64: [u64; 256] = reflected_table64(0x95AC_9329_AC4B_C9B5);
+static CRC64: [u64; 256] = reflected_table(0x95AC_9329_AC4B_C9B5);
 static CRC7: [u8; 256] = crc7_table();
 
 fn crc32_with(table: &[u32; 256], init: u32, data: &[u8]) -> u32 {
