@@ -11,6 +11,7 @@ pub mod engine_misc;
 pub mod environment;
 pub mod experiment;
 pub mod flow;
+pub mod iozone;
 pub mod job;
 pub mod job_misc;
 pub mod logs;
@@ -61,6 +62,8 @@ workloads! {
     /// A Filebench-style flow: filesets, processes, threads, flowops.
     Flow(flow::FlowPlan),
     Postmark(postmark::PostmarkPlan),
+    /// IOzone's matrix of file sizes, record sizes and tests.
+    Iozone(iozone::IozonePlan),
 }
 
 /// One run: the workload and the registered layout (`report::layout`) its

@@ -319,6 +319,7 @@ impl RunResult {
 
 pub mod experiment;
 pub mod flow;
+pub mod iozone;
 pub mod load;
 pub mod postmark;
 #[cfg(test)]

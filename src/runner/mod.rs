@@ -9,6 +9,7 @@ pub mod cell;
 pub mod events;
 pub mod experiment;
 pub mod flow;
+pub mod iozone;
 pub mod jobs;
 pub mod postmark;
 pub mod rng;
@@ -130,5 +131,6 @@ pub fn execute(plan: &Plan, opts: &RunOptions, before_measure: &mut dyn FnMut(&[
         Workload::Jobs(j) => jobs::run_with(j, opts, plan.layout, before_measure),
         Workload::Flow(f) => flow::run_with(f, opts, plan.layout, before_measure),
         Workload::Postmark(p) => postmark::run_plan(p, opts, plan.layout, before_measure),
+        Workload::Iozone(p) => iozone::run_plan(p, opts, plan.layout, before_measure),
     }
 }
