@@ -12,6 +12,7 @@ pub mod environment;
 pub mod experiment;
 pub mod filebench;
 pub mod fio;
+pub mod iozone;
 pub mod postmark;
 pub mod suggest;
 
@@ -22,7 +23,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Every workload family fsbench reads.
-pub static FRONTENDS: &[&dyn Frontend] = &[&fio::Fio, &filebench::Filebench, &postmark::Postmark];
+pub static FRONTENDS: &[&dyn Frontend] = &[&fio::Fio, &filebench::Filebench, &postmark::Postmark, &iozone::Iozone];
 
 pub fn find(name: &str) -> Option<&'static dyn Frontend> {
     FRONTENDS.iter().copied().find(|f| f.name() == name)
