@@ -3,7 +3,7 @@
 //!
 //! ```toml
 //! name = "delalloc"
-//! repeat = 3
+//! repeat = 3                     # or "${repeats}", a [params] value
 //! cache = ["cold", "fresh-mount"]           # top-level keys come before any [table]
 //! background = ["none", "files:fsync"]
 //! [params]                       # ${name} in args; --set name=value overrides
@@ -67,7 +67,7 @@ impl std::fmt::Display for ExperimentError {
 struct RawExperiment {
     name: Spanned<String>,
     description: Option<String>,
-    repeat: Option<Spanned<i64>>,
+    repeat: Option<Spanned<toml::Value>>,
     #[serde(default)]
     params: BTreeMap<String, Spanned<toml::Value>>,
     #[serde(default)]
@@ -155,11 +155,6 @@ pub fn parse(text: &str, path: &Path, sets: &[String]) -> Result<Experiment, Exp
     if name.is_empty() || name.contains('/') {
         return Err(loc.span(&raw.name, "name", "expected a non-empty name without '/'"));
     }
-    let repeat = match &raw.repeat {
-        None => 1,
-        Some(r) if (1..=1000).contains(r.get_ref()) => *r.get_ref() as u32,
-        Some(r) => return Err(loc.span(r, "repeat", format!("expected 1 to 1000, got {}", r.get_ref()))),
-    };
     let mut params = BTreeMap::new();
     for (k, v) in &raw.params {
         let s = match v.get_ref() {
@@ -181,6 +176,21 @@ pub fn parse(text: &str, path: &Path, sets: &[String]) -> Result<Experiment, Exp
         }
         params.insert(k.to_string(), v.to_string());
     }
+    // A number, or "${name}" so `--set name=20` changes it.
+    let repeat = match &raw.repeat {
+        None => 1,
+        Some(r) => {
+            let text = match r.get_ref() {
+                toml::Value::Integer(i) => i.to_string(),
+                toml::Value::String(s) => expand(s, &params, None).map_err(|e| loc.span(r, "repeat", e))?,
+                other => other.to_string(),
+            };
+            match text.trim().parse::<u32>() {
+                Ok(n) if (1..=1000).contains(&n) => n,
+                _ => return Err(loc.span(r, "repeat", format!("expected 1 to 1000 (or \"${{param}}\"), got {text}"))),
+            }
+        }
+    };
     let caches = if raw.cache.is_empty() {
         vec![CacheScenario::Warm]
     } else {
@@ -566,6 +576,15 @@ args = ["--name=w", "--rw=write", "--size=${size}", "--directory=${target}"]
     #[test]
     fn repeat_out_of_range() {
         let e = err_at(&GOOD.replace("repeat = 2", "repeat = 0"));
+        assert_eq!((e.line, e.key.as_deref()), (3, Some("repeat")));
+    }
+
+    #[test]
+    fn repeat_from_a_param_follows_set() {
+        let text = GOOD.replace("repeat = 2", "repeat = \"${reps}\"").replace("size = \"64m\"", "size = \"64m\"\nreps = 3");
+        assert_eq!(parse_str(&text).unwrap().repeat, 3);
+        assert_eq!(parse(&text, Path::new("exp.toml"), &["reps=20".into()]).unwrap().repeat, 20);
+        let e = parse(&text, Path::new("exp.toml"), &["reps=0".into()]).unwrap_err();
         assert_eq!((e.line, e.key.as_deref()), (3, Some("repeat")));
     }
 
