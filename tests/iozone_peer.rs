@@ -143,10 +143,17 @@ fn assert_same_lines(what: &str, want: &[String], got: &[String], got_text: &str
     );
 }
 
+/// A table row: kB, reclen, the end column of every number, the line length.
+type Row = (u64, u64, Vec<usize>, usize);
+
+/// Per -R block: its title line and, per file-size row, its label and which
+/// cells are `0`.
+type ExcelCells = Vec<(String, Vec<(String, Vec<bool>)>)>;
+
 /// The table: its two header lines, and per row (kB, reclen, the end column
 /// of every number, the line length) -- numbers are right-aligned in fixed
 /// fields and blank runs stand for tests not run, so this is the layout.
-fn table(text: &str) -> (Vec<String>, Vec<(u64, u64, Vec<usize>, usize)>) {
+fn table(text: &str) -> (Vec<String>, Vec<Row>) {
     let lines: Vec<&str> = text.lines().collect();
     let h = lines.iter().position(|l| l.contains("kB  reclen")).unwrap_or_else(|| panic!("no table header in:\n{text}"));
     let headers = vec![lines[h - 1].to_string(), lines[h].to_string()];
@@ -170,13 +177,13 @@ fn table(text: &str) -> (Vec<String>, Vec<(u64, u64, Vec<usize>, usize)>) {
 
 /// The -R report's cells: per block title, per file-size row, which cells
 /// are 0 (`true`) and which hold a figure.
-fn excel_cells(text: &str) -> Vec<(String, Vec<(String, Vec<bool>)>)> {
-    let mut blocks: Vec<(String, Vec<(String, Vec<bool>)>)> = Vec::new();
+fn excel_cells(text: &str) -> ExcelCells {
+    let mut blocks: ExcelCells = Vec::new();
     for l in excel_block(text).iter().skip(1) {
         if l.starts_with("\"") && l.ends_with("report\"") {
             blocks.push((l.to_string(), Vec::new()));
-        } else if l.starts_with('"') {
-            let (label, rest) = l[1..].split_once('"').unwrap();
+        } else if let Some(quoted) = l.strip_prefix('"') {
+            let (label, rest) = quoted.split_once('"').unwrap();
             let cells = rest.split_whitespace().map(|c| c == "0").collect();
             blocks.last_mut().expect("a row after a title").1.push((label.to_string(), cells));
         }
@@ -209,7 +216,7 @@ fn auto_table_has_iozones_headers_rows_and_column_positions() {
     let (wh, wr) = table(&sample("a-auto-R.out"));
     let (gh, gr) = table(&got);
     assert_eq!(gh, wh, "the two header lines, byte for byte (trailing spaces included)");
-    let cells = |r: &[(u64, u64, Vec<usize>, usize)]| r.iter().map(|(k, r, _, _)| (*k, *r)).collect::<Vec<_>>();
+    let cells = |r: &[Row]| r.iter().map(|(k, r, _, _)| (*k, *r)).collect::<Vec<_>>();
     assert_eq!(cells(&gr), cells(&wr), "the (kB, reclen) rows, in order");
     for (g, w) in gr.iter().zip(&wr) {
         assert_eq!((&g.2, g.3), (&w.2, w.3), "row {} {}: number end columns and line length\n{got}", w.0, w.1);
@@ -225,7 +232,7 @@ fn auto_mode_crossover_matrix_equals_iozones() {
     let want = sample("c-crossover-32m.out");
     let (_, wr) = table(&want);
     let (_, gr) = table(&got);
-    let cells = |r: &[(u64, u64, Vec<usize>, usize)]| r.iter().map(|(k, r, _, _)| (*k, *r)).collect::<Vec<_>>();
+    let cells = |r: &[Row]| r.iter().map(|(k, r, _, _)| (*k, *r)).collect::<Vec<_>>();
     assert_eq!(cells(&gr), cells(&wr), "the cells run, in order\n{got}");
     assert!(!cells(&wr).contains(&(32768, 32)) && cells(&wr).contains(&(32768, 64)), "the sample shows the crossover");
     assert_eq!(excel_cells(&got), excel_cells(&want), "-R blocks, rows and which cells are 0\n{got}");
