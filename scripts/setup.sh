@@ -14,4 +14,12 @@ if [ ${#need[@]} -gt 0 ]; then
     echo "setup: not root, cannot install ${need[*]}; tests that need them will skip" >&2
   fi
 fi
+# IOzone is not in Debian main: build it from the shared peers' source snapshot
+# (for bench/iozone-compare and tests/iozone_peer.rs) when that folder exists.
+# A missing folder or a failed build does not fail the set-up.
+if iz=$("$(dirname "$0")/build-iozone.sh" 2>/dev/null | tail -n1) && [ -x "$iz" ]; then
+  echo "setup: IOzone: $iz" >&2
+else
+  echo "setup: IOzone not built (scripts/build-iozone.sh: no peers folder or the build failed); its comparisons will skip" >&2
+fi
 cargo build --release --quiet

@@ -1,0 +1,1 @@
+iozone -a -n 16m -g 32m -i 0 -R -f /dev/shm/iozone-samples/iozone.tmp

@@ -1,0 +1,1 @@
+iozone -s 1m -r 64k -f /dev/shm/iozone-samples/iozone.tmp

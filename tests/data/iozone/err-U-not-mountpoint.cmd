@@ -1,0 +1,1 @@
+iozone -U /dev/shm/iozone-samples/notmnt -f /dev/shm/iozone-samples/iozone.tmp

@@ -1,0 +1,1 @@
+iozone -i 99 -f /dev/shm/iozone-samples/iozone.tmp

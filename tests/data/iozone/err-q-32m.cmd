@@ -1,0 +1,1 @@
+iozone -q 32m -f /dev/shm/iozone-samples/iozone.tmp

@@ -1,0 +1,1 @@
+iozone -r 128k -s 64k -f /dev/shm/iozone-samples/iozone.tmp

@@ -1,0 +1,1 @@
+iozone -O -t 2 -s 1m -r 64k -i 0 -i 1
