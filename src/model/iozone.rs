@@ -265,6 +265,10 @@ pub struct IozonePlan {
     pub throughput: Option<Throughput>,
     /// IOzone's "Command line used:" line.
     pub command_line: String,
+    /// The lines IOzone's preamble prints for the flags, in the order they
+    /// were given ("Auto Mode", "Record Size 64 kB", ...).
+    #[serde(default)]
+    pub option_lines: Vec<String>,
 }
 
 impl Default for IozonePlan {
@@ -291,6 +295,7 @@ impl Default for IozonePlan {
             excel_file: None,
             throughput: None,
             command_line: String::new(),
+            option_lines: Vec::new(),
         }
     }
 }

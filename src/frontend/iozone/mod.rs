@@ -207,6 +207,7 @@ pub fn parse(args: &[String]) -> Result<IozonePlan, IozoneError> {
     let mut w = Words::new(args);
     while let Some(flag) = w.next_flag()? {
         apply(&mut f, &flag, &mut w)?;
+        preamble_line(&mut f, &flag);
     }
     f.plan.command_line = std::iter::once("iozone").chain(args.iter().map(|s| s.as_str())).collect::<Vec<_>>().join(" ");
     finish(f)
@@ -282,6 +283,34 @@ fn apply(f: &mut Flags, flag: &str, w: &mut Words) -> Result<(), IozoneError> {
         }
     }
     Ok(())
+}
+
+/// The line IOzone's preamble prints for a flag just applied, if any.
+fn preamble_line(f: &mut Flags, flag: &str) {
+    let last = |v: &Vec<u64>| v.last().copied().unwrap_or(0);
+    let lines: Vec<String> = match flag {
+        "-a" => vec!["Auto Mode".into()],
+        "-z" => vec!["Cross over of record size disabled.".into()],
+        "-n" => vec![format!("Using minimum file size of {} kilobytes.", f.min_file.unwrap_or(0))],
+        "-g" => vec![format!("Using maximum file size of {} kilobytes.", f.max_file.unwrap_or(0))],
+        "-y" => vec![format!("Using Minimum Record Size {} kB", f.min_rec.unwrap_or(0))],
+        "-q" => vec![format!("Using Maximum Record Size {} kB", f.max_rec.unwrap_or(0))],
+        "-s" => vec![format!("File size set to {} kB", last(&f.file_sizes))],
+        "-r" => vec![format!("Record Size {} kB", last(&f.rec_sizes))],
+        "-R" | "-b" => vec!["Excel chart generation enabled".into()],
+        "-O" => vec!["OPS Mode. Output is in operations per second.".into()],
+        "-N" => vec!["Microseconds/op Mode. Output is in microseconds per operation.".into()],
+        "-+u" => vec!["CPU utilization Resolution = 0.000 seconds.".into(), "CPU utilization Excel chart enabled".into()],
+        "-+n" => vec!["No retest option selected".into()],
+        "-I" => vec!["O_DIRECT feature enabled".into()],
+        "-o" => vec!["SYNC Mode. ".into()],
+        "-e" => vec!["Include fsync in write timing".into()],
+        "-c" => vec!["Include close in write timing".into()],
+        "-w" => vec!["Setting no_unlink".into()],
+        "-x" => vec!["Stonewall disabled".into()],
+        _ => vec![],
+    };
+    f.plan.option_lines.extend(lines);
 }
 
 fn children(flag: &str, v: &str) -> Result<u32, IozoneError> {

@@ -83,6 +83,15 @@ fn clustered_and_attached_flags_read_as_getopt_reads_them() {
     assert_eq!(plan.units, Units::OpsPerSec);
     assert_eq!(plan.file, PathBuf::from("/x/f"));
     assert!(plan.command_line.starts_with("iozone -Rez -s64m"));
+    assert_eq!(
+        plan.option_lines[..4],
+        [
+            "Excel chart generation enabled",
+            "Include fsync in write timing",
+            "Cross over of record size disabled.",
+            "File size set to 65536 kB"
+        ]
+    );
 }
 
 #[test]
