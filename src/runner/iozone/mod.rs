@@ -19,6 +19,8 @@ mod mt;
 mod pass;
 mod throughput;
 
+#[cfg(test)]
+mod tests;
 
 use crate::environment::cleanup::{self, Action, Token};
 use crate::environment::lock::{lock_path, Lock, LockError};
