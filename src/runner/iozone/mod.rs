@@ -181,6 +181,10 @@ pub(crate) fn op_stats(col: Column, outs: &[&PassOut], active_ns: u64) -> OpStat
 /// point is an error.
 fn remount(mnt: &Path) -> Result<(), String> {
     let m = mount_entry(mnt)?;
+    // A loop device set up by `mount -o loop` detaches itself when its
+    // last user goes (autoclear): holding it open across the unmount keeps
+    // it there to mount again. (Harmless for any other block device.)
+    let _hold = m.source.starts_with("/dev/").then(|| std::fs::File::open(&m.source).ok()).flatten();
     cleanup::unmount(&m.mount_point, false).map_err(|e| format!("-U {}: {e}", mnt.display()))?;
     crate::environment::mkfs::mount(Path::new(&m.source), &m.mount_point, &m.fs_type, &m.options())
         .map_err(|e| format!("-U {}: {e}; it is no longer mounted", mnt.display()))
@@ -226,6 +230,10 @@ pub(crate) fn run_cells<R: Recorder>(
             // The mixed workload exists only with -t: IOzone prints no column.
             if test == Test::Mixed {
                 continue;
+            }
+            if stop.load(Ordering::Relaxed) {
+                partial = true;
+                break;
             }
             if let Some(m) = &plan.remount {
                 remount(m)?;
