@@ -430,3 +430,59 @@ fn remount_needs_a_mount_point() {
     let e = run_plan(&plan, &options(false), LAYOUT, &mut |_| {}).unwrap_err();
     assert!(e.to_string().contains("not a mount point"), "{e}");
 }
+
+/// A small ext4 on a loop device, unmounted when dropped.
+struct LoopMount {
+    mnt: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl LoopMount {
+    fn new() -> Result<LoopMount, String> {
+        let dir = disk_dir();
+        let img = dir.path().join("fs.img");
+        let mnt = dir.path().join("mnt");
+        std::fs::create_dir(&mnt).map_err(|e| e.to_string())?;
+        std::fs::File::create(&img).and_then(|f| f.set_len(32 << 20)).map_err(|e| e.to_string())?;
+        let run = |prog: &str, args: &[&std::ffi::OsStr]| -> Result<(), String> {
+            let out = std::process::Command::new(prog).args(args).output().map_err(|e| format!("{prog}: {e}"))?;
+            if out.status.success() {
+                Ok(())
+            } else {
+                Err(format!("{prog}: {}", String::from_utf8_lossy(&out.stderr).trim()))
+            }
+        };
+        run("mkfs.ext4", &["-q".as_ref(), "-F".as_ref(), img.as_os_str()])?;
+        run("mount", &["-o".as_ref(), "loop".as_ref(), img.as_os_str(), mnt.as_os_str()])?;
+        Ok(LoopMount { mnt, _dir: dir })
+    }
+}
+
+impl Drop for LoopMount {
+    fn drop(&mut self) {
+        let _ = cleanup::unmount(&self.mnt, true);
+    }
+}
+
+#[test]
+fn remount_before_each_test_on_a_loop_mount() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        println!("skipped: -U needs root");
+        return;
+    }
+    let m = match LoopMount::new() {
+        Ok(m) => m,
+        Err(e) => {
+            println!("skipped: cannot make a loop mount here ({e})");
+            return;
+        }
+    };
+    let mut plan = plan_in(&m.mnt);
+    plan.tests = vec![Test::Write, Test::Read, Test::Backward];
+    plan.remount = Some(m.mnt.clone());
+    let r = run_plan(&plan, &options(false), LAYOUT, &mut |_| {}).unwrap();
+    assert_eq!(r.jobs[0].op("bkwd_read").unwrap().bytes, FILE_KB * 1024);
+    assert!(crate::environment::mkfs::is_mounted(&m.mnt), "mounted again after the run");
+    assert!(!plan.file.exists());
+}
