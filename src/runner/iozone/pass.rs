@@ -264,9 +264,10 @@ impl<'a> Gate<'a> {
 /// Test 5's walk: read at pos, then pos += stride; when the next record
 /// would not fit in the file (pos + stride·reclen > filesize − reclen),
 /// wrap to (wraps mod N)·reclen, wraps counting the wraps. That visits every
-/// record exactly once in N reads for any stride. (IOzone's documented test
-/// reads "≥" there, which never reaches the last record when the file is
-/// not a multiple of the stride away; fsbench reads every record.)
+/// record exactly once in N reads for any stride. (The reference notes
+/// write "≥" there; read literally, that wraps one record early and, for
+/// 128 records at stride 17, reads 127 distinct records, one twice. fsbench
+/// wraps only when the next record would not fit.)
 pub(crate) struct StrideWalk {
     n: u64,
     stride: u64,
