@@ -486,3 +486,26 @@ fn remount_before_each_test_on_a_loop_mount() {
     assert!(crate::environment::mkfs::is_mounted(&m.mnt), "mounted again after the run");
     assert!(!plan.file.exists());
 }
+
+#[test]
+fn a_stonewalled_child_stops_counting_and_a_writer_still_finishes_its_file() {
+    let d = disk_dir();
+    let plan = plan_in(d.path());
+    let (file_bytes, rec) = cell_bytes(FILE_KB, REC_KB).unwrap();
+    let stop = AtomicBool::new(false);
+    let wall = AtomicBool::new(true);
+    let cell = Cell { plan: &plan, file_bytes, rec, stop: &stop };
+    for col in [Column::Write, Column::Read] {
+        let ctx = cell.ctx(&plan.file, &[], Some(&wall));
+        let mut r = Rec::default();
+        let out = run_pass(&ctx, col, &mut buffer_for(col, rec), &mut r).unwrap();
+        assert_eq!((out.bytes, out.ops, out.lat.count()), (0, 0, 0), "{col:?}: nothing counts after the stonewall");
+        assert!(!out.stopped);
+        if col == Column::Write {
+            assert_eq!(r.ios.len() as u64, N, "the writer makes the whole file");
+            assert_eq!(std::fs::metadata(&plan.file).unwrap().len(), file_bytes);
+        } else {
+            assert!(r.ios.is_empty(), "a reader stops at once");
+        }
+    }
+}
