@@ -1,0 +1,413 @@
+//! Executes one `IozonePlan`: every cell (file size, record size) × every
+//! test in the plan's order, each test's passes with IOzone's access
+//! patterns (`pass`), or, in throughput mode, every child count × the tests
+//! in IOzone's throughput order, all children at once (`throughput`).
+//!
+//! Written from IOzone's documented behaviour (see the reference notes),
+//! not from its code. Where fsbench differs, the module that does it says so.
+//!
+//! Files: the run refuses a test file that exists before it starts (IOzone
+//! would unlink it; fsbench never deletes what it did not create). Each file
+//! it creates is registered with `environment::cleanup` and removed at the
+//! end, on error and on Ctrl-C, unless `-w` (or `--keep-files`) keeps it.
+//!
+//! Result: one `JobResult` per cell (`<file kB>k/<rec kB>k`), or per child
+//! count in throughput mode (`<n>children`), one `OpStats` per column; the
+//! first job's `details` holds the whole run's `IozoneDetails`.
+
+mod mt;
+mod pass;
+mod throughput;
+
+#[cfg(test)]
+mod tests;
+
+use crate::environment::cleanup::{self, Action, Token};
+use crate::environment::lock::{lock_path, Lock, LockError};
+use crate::environment::space::Need;
+use crate::host::proc_io::process_io;
+use crate::measure::usage::UsageMark;
+use crate::model::iozone::{Column, IozonePlan, Test};
+use crate::observe::blockdev::DeviceWatch;
+use crate::result::iozone::{CellFigure, IozoneDetails};
+use crate::result::{GroupResult, Headline, JobResult, OpClass, OpStats, RunResult};
+use crate::runner::buffers::Buffers;
+use crate::runner::events::{Expected, Meter};
+use crate::runner::{RunError, RunOptions};
+use pass::{NoRecord, PassCtx, PassOut, Recorder};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// The layout `run_plan`'s results take when no frontend chose one.
+pub const LAYOUT: &str = "iozone";
+
+/// Largest record fsbench allocates a buffer for (IOzone's own limit is
+/// 16 MiB; this only keeps a mistyped size from exhausting memory).
+const MAX_REC_BYTES: u64 = 1 << 30;
+
+/// The files the run created, removed at the end unless kept.
+#[derive(Default)]
+pub(crate) struct Created {
+    files: Vec<(PathBuf, Token)>,
+}
+
+impl Created {
+    /// Note `path` as the run's own (once), before the pass that creates it.
+    pub(crate) fn claim(&mut self, path: &Path) {
+        if !self.files.iter().any(|(p, _)| p == path) {
+            self.files.push((path.to_path_buf(), cleanup::register(Action::RemoveFile(path.to_path_buf()))));
+        }
+    }
+
+    /// Remove them (or keep them, handing them over to the user).
+    pub(crate) fn finish(self, keep: bool) -> Result<(), String> {
+        let mut first = Ok(());
+        for (_, t) in self.files {
+            if keep {
+                t.forget();
+            } else if let Err(e) = t.done() {
+                first = first.and(Err(e));
+            }
+        }
+        first
+    }
+}
+
+/// The context every pass of one cell shares.
+pub(crate) struct Cell<'a> {
+    pub plan: &'a IozonePlan,
+    pub file_bytes: u64,
+    pub rec: u64,
+    pub stop: &'a AtomicBool,
+}
+
+impl Cell<'_> {
+    pub(crate) fn ctx<'b>(&'b self, path: &'b Path, order: &'b [u64], wall: Option<&'b AtomicBool>) -> PassCtx<'b> {
+        let p = self.plan;
+        PassCtx {
+            path,
+            file_bytes: self.file_bytes,
+            rec: self.rec,
+            direct: p.direct,
+            osync: p.osync,
+            fsync_in_timing: p.fsync_in_timing,
+            close_in_timing: p.close_in_timing,
+            stride: p.stride,
+            order,
+            stop: self.stop,
+            wall,
+            mixed_reads: true,
+            mixed_sequential: p.throughput.as_ref().is_some_and(|t| t.mixed_sequential),
+        }
+    }
+}
+
+/// Check a cell's sizes; returns (file bytes, record bytes).
+pub(crate) fn cell_bytes(file_kb: u64, rec_kb: u64) -> Result<(u64, u64), String> {
+    let file = file_kb.checked_mul(1024).ok_or(format!("file size {file_kb} kB is too large"))?;
+    let rec = rec_kb.checked_mul(1024).ok_or(format!("record size {rec_kb} kB is too large"))?;
+    if rec == 0 || rec > MAX_REC_BYTES {
+        return Err(format!("record size {rec_kb} kB: must be 1 kB to {} kB", MAX_REC_BYTES / 1024));
+    }
+    if file < rec {
+        return Err(format!("file size {file_kb} kB is smaller than the record size {rec_kb} kB"));
+    }
+    Ok((file, rec))
+}
+
+/// The record (or vector group) order a pass walks, computed before it
+/// (untimed); empty for passes that need none.
+pub(crate) fn order_for(col: Column, n: u64, mixed_sequential: bool) -> Vec<u64> {
+    match col {
+        Column::RandomRead | Column::RandomWrite => mt::permutation(n),
+        Column::Mixed if !mixed_sequential => mt::permutation(n),
+        Column::Pwritev | Column::RePwritev | Column::Preadv | Column::RePreadv => mt::permutation(n.div_ceil(pass::PVECMAX)),
+        _ => Vec::new(),
+    }
+}
+
+/// The passes a test runs: its columns, without the re- pass under `-+n`
+/// (test 2's random write is not a re- pass and always runs).
+pub(crate) fn passes(test: Test, no_retest: bool) -> &'static [Column] {
+    let cols = test.columns();
+    if no_retest && test != Test::Random {
+        &cols[..1]
+    } else {
+        cols
+    }
+}
+
+/// A fresh aligned buffer of one record, filled with a byte that names the
+/// column (so a test can tell which pass wrote what is on disk).
+pub(crate) fn buffer_for(col: Column, rec: u64) -> Buffers {
+    let mut b = Buffers::new(1, rec as usize);
+    b.slot_mut(0).fill(fill_byte(col));
+    b
+}
+
+pub(crate) fn fill_byte(col: Column) -> u8 {
+    0xA5 ^ (col as u8)
+}
+
+/// One pass, its CPU and its figure.
+pub(crate) fn timed_pass<R: Recorder>(ctx: &PassCtx, col: Column, rec: &mut R) -> Result<(PassOut, f64), String> {
+    let mut buf = buffer_for(col, ctx.rec);
+    let u0 = UsageMark::now();
+    let out = pass::run_pass(ctx, col, &mut buf, rec)?;
+    let cpu = u0.until(&UsageMark::now());
+    Ok((out, cpu.user_s + cpu.system_s))
+}
+
+pub(crate) fn op_stats(col: Column, outs: &[&PassOut], active_ns: u64) -> OpStats {
+    let class = match col {
+        // Its children read or write: neither class says it alone.
+        Column::Mixed => OpClass::Other,
+        c if c.writes() => OpClass::DataWrite,
+        _ => OpClass::DataRead,
+    };
+    let mut o = OpStats::new(col.name(), class, false);
+    for p in outs {
+        o.ops += p.ops;
+        o.bytes += p.bytes;
+        o.lat.merge(&p.lat);
+    }
+    o.active_ns = Some(active_ns);
+    o
+}
+
+/// `-U`: unmount the mount point and mount it again, as it was (source,
+/// type, options from mountinfo). Needs root; a path that is not a mount
+/// point is an error.
+fn remount(mnt: &Path) -> Result<(), String> {
+    let m = mount_entry(mnt)?;
+    // A loop device set up by `mount -o loop` detaches itself when its
+    // last user goes (autoclear): holding it open across the unmount keeps
+    // it there to mount again. (Harmless for any other block device.)
+    let _hold = m.source.starts_with("/dev/").then(|| std::fs::File::open(&m.source).ok()).flatten();
+    cleanup::unmount(&m.mount_point, false).map_err(|e| format!("-U {}: {e}", mnt.display()))?;
+    crate::environment::mkfs::mount(Path::new(&m.source), &m.mount_point, &m.fs_type, &m.options())
+        .map_err(|e| format!("-U {}: {e}; it is no longer mounted", mnt.display()))
+}
+
+fn mount_entry(mnt: &Path) -> Result<crate::host::mountinfo::MountEntry, String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(format!("-U {}: remounting needs root", mnt.display()));
+    }
+    let canon = mnt.canonicalize().map_err(|e| format!("-U {}: {e}", mnt.display()))?;
+    crate::host::mountinfo::read_mountinfo()
+        .into_iter()
+        .rev()
+        .find(|m| m.mount_point == canon)
+        .ok_or(format!("-U {}: not a mount point", mnt.display()))
+}
+
+/// What the run measured, before it is put in the envelope.
+pub(crate) struct Outcome {
+    pub jobs: Vec<JobResult>,
+    pub details: IozoneDetails,
+    pub partial: bool,
+}
+
+/// Single-process mode: every cell, every test, every pass, in order.
+pub(crate) fn run_cells<R: Recorder>(
+    plan: &IozonePlan,
+    stop: &AtomicBool,
+    created: &mut Created,
+    meter: &Meter,
+    rec: &mut R,
+) -> Result<Outcome, String> {
+    let mut details = IozoneDetails { settings: plan.clone(), cells: Vec::new(), throughput: Vec::new() };
+    let mut jobs = Vec::new();
+    let mut partial = false;
+    'cells: for &(file_kb, rec_kb) in &plan.cells {
+        let (file_bytes, rec_bytes) = cell_bytes(file_kb, rec_kb)?;
+        let cell = Cell { plan, file_bytes, rec: rec_bytes, stop };
+        let mut ops = Vec::new();
+        let mut elapsed = 0u64;
+        for &test in &plan.tests {
+            // The mixed workload exists only with -t: IOzone prints no column.
+            if test == Test::Mixed {
+                continue;
+            }
+            if stop.load(Ordering::Relaxed) {
+                partial = true;
+                break;
+            }
+            if let Some(m) = &plan.remount {
+                remount(m)?;
+            }
+            for &col in passes(test, plan.no_retest) {
+                if stop.load(Ordering::Relaxed) {
+                    partial = true;
+                    break;
+                }
+                let order = order_for(col, file_bytes / rec_bytes, false);
+                let ctx = cell.ctx(&plan.file, &order, None);
+                if col.writes() {
+                    created.claim(&plan.file);
+                }
+                let (out, cpu_s) = timed_pass(&ctx, col, rec)?;
+                partial |= out.stopped;
+                let ns = out.elapsed_ns();
+                elapsed += ns;
+                meter.bytes.fetch_add(out.bytes, Ordering::Relaxed);
+                meter.ops.fetch_add(out.ops, Ordering::Relaxed);
+                details.cells.push(CellFigure { file_kb, rec_kb, column: col, elapsed_ns: ns, bytes: out.bytes, ops: out.ops, cpu_s });
+                ops.push(op_stats(col, &[&out], ns));
+            }
+        }
+        jobs.push(job(format!("{file_kb}k/{rec_kb}k"), 1, elapsed, ops, plan, partial));
+        if partial {
+            break 'cells;
+        }
+    }
+    Ok(Outcome { jobs, details, partial })
+}
+
+pub(crate) fn job(name: String, threads: u32, elapsed_ns: u64, ops: Vec<OpStats>, plan: &IozonePlan, partial: bool) -> JobResult {
+    let headline = ops
+        .first()
+        .map(|o| {
+            let s = o.active_ns.unwrap_or(elapsed_ns).max(1) as f64 / 1e9;
+            vec![Headline::new(format!("{}_kB_s", o.name), "kB/s", o.bytes as f64 / 1024.0 / s)]
+        })
+        .unwrap_or_default();
+    JobResult {
+        name,
+        group: 0,
+        threads,
+        engine: if plan.direct { "iozone (O_DIRECT)".into() } else { "iozone".into() },
+        elapsed_ns,
+        ops,
+        timeline: Default::default(),
+        options: Default::default(),
+        resolved: serde_json::to_value(plan).unwrap_or_default(),
+        partial,
+        error: None,
+        headline,
+        details: None,
+    }
+}
+
+/// Every file the run will use.
+fn files_of(plan: &IozonePlan) -> Vec<PathBuf> {
+    match &plan.throughput {
+        None => vec![plan.file.clone()],
+        Some(t) => {
+            let n = t.children.iter().copied().max().unwrap_or(0) as usize;
+            (0..n).map(|i| throughput::child_file(plan, t, i)).collect()
+        }
+    }
+}
+
+fn dir_of(p: &Path) -> PathBuf {
+    match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Refuse before anything is written: a file that exists is not ours, a
+/// -F list shorter than the children, a -U that cannot work, too little
+/// space.
+fn preflight(plan: &IozonePlan, files: &[PathBuf], allow_fill: bool) -> Result<(), RunError> {
+    if let Some(t) = &plan.throughput {
+        let n = t.children.iter().copied().max().unwrap_or(0) as usize;
+        if !t.files.is_empty() && t.files.len() < n {
+            return Err(RunError::Workload(format!("{} children but only {} files named with -F", n, t.files.len())));
+        }
+    }
+    for f in files {
+        if std::fs::symlink_metadata(f).is_ok() {
+            return Err(RunError::Workload(format!(
+                "{} already exists and was not created by this run (IOzone would delete it; fsbench does not: remove it or name another file)",
+                f.display()
+            )));
+        }
+    }
+    for &(f, r) in &plan.cells {
+        cell_bytes(f, r)?;
+    }
+    if let Some(m) = &plan.remount {
+        mount_entry(m)?;
+    }
+    let biggest = plan.cells.iter().map(|c| c.0 * 1024).max().unwrap_or(0);
+    let needs: Vec<Need> = files.iter().map(|f| Need::new_in(&dir_of(f), biggest)).collect();
+    crate::environment::space::check(&needs, allow_fill)?;
+    Ok(())
+}
+
+/// Two runs on one directory would remove each other's files: each data
+/// directory is locked for the run. Not under -U, whose unmount a lock's
+/// open descriptor would keep busy.
+fn lock_dirs(plan: &IozonePlan, dirs: &[PathBuf]) -> Result<Vec<Lock>, RunError> {
+    if plan.remount.is_some() {
+        return Ok(Vec::new());
+    }
+    let mut locks = Vec::new();
+    let mut seen: Vec<PathBuf> = Vec::new();
+    for d in dirs {
+        let canon = d.canonicalize().unwrap_or_else(|_| d.clone());
+        if seen.contains(&canon) {
+            continue;
+        }
+        seen.push(canon.clone());
+        match lock_path(&canon) {
+            Ok(k) => locks.push(k),
+            Err(LockError::InUse(u)) => return Err(RunError::InUse(format!("directory {u}; give this run another directory"))),
+            Err(LockError::Other(m)) => return Err(RunError::Workload(m)),
+        }
+    }
+    Ok(locks)
+}
+
+/// Run the plan as fsbench runs every shape: inside a measured window with
+/// its CPU, process I/O and device counters, progress on the meter, and the
+/// result in the common envelope (IOzone's figures in `details`).
+pub(crate) fn run_plan(
+    plan: &IozonePlan,
+    opts: &RunOptions,
+    layout: &str,
+    before_measure: &mut dyn FnMut(&[PathBuf]),
+) -> Result<RunResult, RunError> {
+    let started_unix = crate::runner::unix_now();
+    let files = files_of(plan);
+    preflight(plan, &files, opts.allow_fill)?;
+    let mut dirs: Vec<PathBuf> = files.iter().map(|f| dir_of(f)).collect();
+    dirs.dedup();
+    let _locks = lock_dirs(plan, &dirs)?;
+    // Test 0 makes the files inside the measured run: none exist before.
+    before_measure(&[]);
+    let refs: Vec<&Path> = dirs.iter().map(|p| p.as_path()).collect();
+    let watch = DeviceWatch::start(&refs);
+    let io0 = process_io();
+    let u0 = UsageMark::now();
+    let meter = Arc::new(Meter::default());
+    opts.events.measuring("iozone", &Expected { bytes: expected_bytes(plan), ..Default::default() }, meter.clone());
+    let mut created = Created::default();
+    let outcome = match &plan.throughput {
+        None => run_cells(plan, &opts.stop, &mut created, &meter, &mut NoRecord),
+        Some(t) => throughput::run(plan, t, &opts.stop, &mut created, &meter),
+    };
+    opts.events.measured();
+    let cpu = u0.until(&UsageMark::now());
+    let wall_ns = (cpu.wall_s * 1e9) as u64;
+    let removed = created.finish(plan.keep_files || opts.keep_files);
+    let mut outcome = outcome?;
+    removed?;
+    if outcome.jobs.is_empty() {
+        return Err(RunError::Workload("the plan has no cell and test to run".into()));
+    }
+    outcome.jobs[0].details = Some(serde_json::to_value(&outcome.details).map_err(|e| e.to_string())?);
+    let group = GroupResult { group: 0, elapsed_ns: wall_ns, process_io: process_io().since(&io0), devices: watch.finish(wall_ns), cpu };
+    Ok(crate::runner::envelope(opts, layout, started_unix, outcome.jobs, vec![group], &dirs, Vec::new(), outcome.partial))
+}
+
+/// Bytes the passes move, for the progress display.
+fn expected_bytes(plan: &IozonePlan) -> u64 {
+    let children: u64 = plan.throughput.as_ref().map(|t| t.children.iter().map(|&c| c as u64).sum()).unwrap_or(1);
+    let passes: u64 = plan.tests.iter().map(|&t| passes(t, plan.no_retest).len() as u64).sum();
+    plan.cells.iter().map(|c| c.0 * 1024).sum::<u64>() * passes * children
+}

@@ -1,0 +1,607 @@
+//! One pass of one IOzone test over one file: IOzone's access pattern for
+//! the column, timed as IOzone times it (from before the open to after the
+//! last I/O, with the fsync and the close inside only when `-e`/`-c` ask).
+//!
+//! The loop is generic over a `Recorder`, which production instantiates with
+//! `NoRecord` (every call compiles to nothing) and the tests with one that
+//! keeps each (op, offset, length), fsync and close. Per operation there are
+//! two clock reads, one histogram update and one or two relaxed atomic
+//! loads (Ctrl-C, the stonewall): no allocation, lock, formatting or
+//! syscall beyond the I/O itself (and the lseek IOzone issues with it).
+
+use crate::measure::hist::LatencyHist;
+use crate::model::iozone::Column;
+use crate::runner::buffers::Buffers;
+use std::ffi::CString;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+/// The call that moved the data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Op {
+    Read,
+    Write,
+    Fread,
+    Fwrite,
+    Pread,
+    Pwrite,
+    Preadv,
+    Pwritev,
+}
+
+/// What a pass reports besides its figures; everything is a no-op unless a
+/// test wants to look.
+pub(crate) trait Recorder {
+    #[inline(always)]
+    fn io(&mut self, _op: Op, _offset: u64, _len: u64) {}
+    /// `timed`: inside the timed span.
+    #[inline(always)]
+    fn fsync(&mut self, _timed: bool) {}
+    #[inline(always)]
+    fn close(&mut self, _timed: bool) {}
+}
+
+/// Production: records nothing.
+pub(crate) struct NoRecord;
+impl Recorder for NoRecord {}
+
+/// Records per call (IOzone's PVECMAX) of pwritev/preadv.
+pub(crate) const PVECMAX: u64 = 16;
+
+/// Everything one pass needs.
+pub(crate) struct PassCtx<'a> {
+    pub path: &'a Path,
+    pub file_bytes: u64,
+    pub rec: u64,
+    pub direct: bool,
+    pub osync: bool,
+    pub fsync_in_timing: bool,
+    pub close_in_timing: bool,
+    /// Test 5's stride, in records.
+    pub stride: u64,
+    /// The record order of random passes; the group order (groups of
+    /// PVECMAX records) of vector passes; the mixed workload's order.
+    pub order: &'a [u64],
+    /// Ctrl-C: stop, the figures cover what ran.
+    pub stop: &'a AtomicBool,
+    /// Throughput mode's stonewall: set by the first child to finish.
+    pub wall: Option<&'a AtomicBool>,
+    /// The mixed workload: this child reads (else writes); random order
+    /// unless `mixed_sequential`.
+    pub mixed_reads: bool,
+    pub mixed_sequential: bool,
+}
+
+impl PassCtx<'_> {
+    pub(crate) fn records(&self) -> u64 {
+        self.file_bytes / self.rec.max(1)
+    }
+}
+
+/// What one pass measured.
+#[derive(Clone, Debug)]
+pub(crate) struct PassOut {
+    pub start: Instant,
+    /// End of the timed span (or the moment the stonewall was seen).
+    pub end: Instant,
+    pub bytes: u64,
+    /// Calls that moved data (records; vectors for pwritev/preadv).
+    pub ops: u64,
+    pub lat: LatencyHist,
+    /// Ctrl-C ended it early.
+    pub stopped: bool,
+}
+
+impl PassOut {
+    pub(crate) fn elapsed_ns(&self) -> u64 {
+        self.end.duration_since(self.start).as_nanos() as u64
+    }
+}
+
+/// Where the next record is and which call moves it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Walk {
+    /// read/write at the file position.
+    Seq,
+    /// Read, lseek −2·reclen from the current position.
+    Backward,
+    /// lseek to the record, then read/write.
+    Random,
+    /// Write, lseek to 0.
+    RecordRewrite,
+    /// lseek to the stride position, read.
+    Stride,
+    /// pread/pwrite at the record.
+    Positional,
+    /// preadv/pwritev of a group of up to PVECMAX records.
+    Vector,
+}
+
+/// How the file is opened for a pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Open {
+    /// unlink (untimed), then O_CREAT|O_TRUNC|O_WRONLY: allocation is timed.
+    Recreate,
+    /// O_CREAT|O_TRUNC|O_WRONLY without the unlink (vector writes).
+    Create,
+    Write,
+    Read,
+}
+
+/// A column's pattern: (open, walk, writes).
+fn shape(col: Column, ctx: &PassCtx) -> (Open, Walk, bool) {
+    use Column::*;
+    match col {
+        Write => (Open::Recreate, Walk::Seq, true),
+        Rewrite => (Open::Write, Walk::Seq, true),
+        Read | Reread => (Open::Read, Walk::Seq, false),
+        RandomRead => (Open::Read, Walk::Random, false),
+        RandomWrite => (Open::Write, Walk::Random, true),
+        BkwdRead => (Open::Read, Walk::Backward, false),
+        RecordRewrite => (Open::Write, Walk::RecordRewrite, true),
+        StrideRead => (Open::Read, Walk::Stride, false),
+        Pwrite => (Open::Recreate, Walk::Positional, true),
+        RePwrite => (Open::Write, Walk::Positional, true),
+        Pread | RePread => (Open::Read, Walk::Positional, false),
+        Pwritev => (Open::Create, Walk::Vector, true),
+        RePwritev => (Open::Write, Walk::Vector, true),
+        Preadv | RePreadv => (Open::Read, Walk::Vector, false),
+        Mixed => {
+            let walk = if ctx.mixed_sequential { Walk::Seq } else { Walk::Random };
+            if ctx.mixed_reads {
+                (Open::Read, walk, false)
+            } else {
+                (Open::Write, walk, true)
+            }
+        }
+        // The stdio columns go through `stdio_pass`.
+        Fwrite | Frewrite | Fread | Freread => (Open::Read, Walk::Seq, false),
+    }
+}
+
+fn is_stdio(col: Column) -> bool {
+    matches!(col, Column::Fwrite | Column::Frewrite | Column::Fread | Column::Freread)
+}
+
+/// Whether a stonewalled child goes on (untimed) to the end of the file:
+/// the passes that make the file, so the tests after them find it whole.
+fn finishes_after_wall(col: Column) -> bool {
+    matches!(col, Column::Write | Column::Pwrite | Column::Pwritev | Column::Fwrite)
+}
+
+/// Run one pass. `buf` is at least one record, page-aligned.
+pub(crate) fn run_pass<R: Recorder>(ctx: &PassCtx, col: Column, buf: &mut Buffers, rec: &mut R) -> Result<PassOut, String> {
+    if buf.len < ctx.rec as usize {
+        return Err(format!("{}: the I/O buffer is smaller than a record", ctx.path.display()));
+    }
+    if is_stdio(col) {
+        stdio_pass(ctx, col, buf, rec)
+    } else {
+        fd_pass(ctx, col, buf, rec)
+    }
+}
+
+pub(crate) fn cpath(p: &Path) -> Result<CString, String> {
+    CString::new(p.as_os_str().as_bytes()).map_err(|_| format!("{}: NUL byte in the path", p.display()))
+}
+
+fn errno() -> io::Error {
+    io::Error::last_os_error()
+}
+
+fn extra_flags(ctx: &PassCtx, writes: bool) -> libc::c_int {
+    let mut f = libc::O_CLOEXEC;
+    if ctx.direct {
+        f |= libc::O_DIRECT;
+    }
+    if ctx.osync && writes {
+        f |= libc::O_SYNC;
+    }
+    f
+}
+
+/// Remove the file before a pass that recreates it (IOzone times the
+/// allocation); gone already is fine.
+fn unlink(path: &CString, shown: &Path) -> Result<(), String> {
+    // SAFETY: path is NUL-terminated.
+    if unsafe { libc::unlink(path.as_ptr()) } != 0 {
+        let e = errno();
+        if e.kind() != io::ErrorKind::NotFound {
+            return Err(format!("unlink {}: {e}", shown.display()));
+        }
+    }
+    Ok(())
+}
+
+/// Stops the loop on Ctrl-C, and notes when the stonewall went up: the
+/// figures stop there (a pass that makes the file goes on untimed).
+struct Gate<'a> {
+    stop: &'a AtomicBool,
+    wall: Option<&'a AtomicBool>,
+    go_on: bool,
+    /// (time, bytes, ops) when the stonewall was seen.
+    snap: Option<(Instant, u64, u64)>,
+    stopped: bool,
+}
+
+impl<'a> Gate<'a> {
+    fn new(ctx: &'a PassCtx, col: Column) -> Gate<'a> {
+        Gate { stop: ctx.stop, wall: ctx.wall, go_on: finishes_after_wall(col), snap: None, stopped: false }
+    }
+
+    /// True: leave the loop now.
+    #[inline(always)]
+    fn halt(&mut self, bytes: u64, ops: u64) -> bool {
+        if self.stop.load(Ordering::Relaxed) {
+            self.stopped = true;
+            return true;
+        }
+        if self.snap.is_none() {
+            if let Some(w) = self.wall {
+                if w.load(Ordering::Relaxed) {
+                    self.snap = Some((Instant::now(), bytes, ops));
+                    return !self.go_on;
+                }
+            }
+        }
+        false
+    }
+
+    #[inline(always)]
+    fn counting(&self) -> bool {
+        self.snap.is_none()
+    }
+
+    fn finish(self, start: Instant, end: Instant, bytes: u64, ops: u64, lat: LatencyHist) -> PassOut {
+        let (end, bytes, ops) = self.snap.unwrap_or((end, bytes, ops));
+        PassOut { start, end, bytes, ops, lat, stopped: self.stopped }
+    }
+}
+
+/// Test 5's walk: read at pos, then pos += stride; when the next record
+/// would not fit in the file (pos + stride·reclen > filesize − reclen),
+/// wrap to (wraps mod N)·reclen, wraps counting the wraps. That visits every
+/// record exactly once in N reads for any stride. (The reference notes
+/// write "≥" there; read literally, that wraps one record early and, for
+/// 128 records at stride 17, reads 127 distinct records, one twice. fsbench
+/// wraps only when the next record would not fit.)
+pub(crate) struct StrideWalk {
+    n: u64,
+    stride: u64,
+    pos: u64,
+    wraps: u64,
+}
+
+impl StrideWalk {
+    pub(crate) fn new(n: u64, stride: u64) -> StrideWalk {
+        StrideWalk { n, stride: stride.max(1), pos: 0, wraps: 0 }
+    }
+
+    /// The record to read now; advances.
+    #[inline]
+    pub(crate) fn next_record(&mut self) -> u64 {
+        let here = self.pos;
+        if self.pos + self.stride > self.n.saturating_sub(1) {
+            self.wraps += 1;
+            self.pos = self.wraps % self.n.max(1);
+        } else {
+            self.pos += self.stride;
+        }
+        here
+    }
+}
+
+/// An open descriptor closed exactly once (on every error path too).
+struct Fd(libc::c_int);
+
+impl Fd {
+    fn close(mut self) -> io::Result<()> {
+        let fd = std::mem::replace(&mut self.0, -1);
+        // SAFETY: fd is open and, taken out of self, closed only here.
+        if unsafe { libc::close(fd) } == 0 {
+            Ok(())
+        } else {
+            Err(errno())
+        }
+    }
+}
+
+impl Drop for Fd {
+    fn drop(&mut self) {
+        if self.0 >= 0 {
+            // SAFETY: fd is open and closed once.
+            unsafe { libc::close(self.0) };
+        }
+    }
+}
+
+fn io_err(what: &str, ctx: &PassCtx, off: u64, e: io::Error) -> String {
+    format!("{what} {} at offset {off}: {e}", ctx.path.display())
+}
+
+fn seek(fd: &Fd, off: i64, whence: libc::c_int, ctx: &PassCtx) -> Result<(), String> {
+    // SAFETY: lseek on an open descriptor.
+    if unsafe { libc::lseek(fd.0, off, whence) } < 0 {
+        return Err(io_err("lseek", ctx, off as u64, errno()));
+    }
+    Ok(())
+}
+
+/// Check that a call moved `want` bytes.
+#[inline]
+fn moved(n: isize, want: u64, what: &str, ctx: &PassCtx, off: u64) -> Result<(), String> {
+    if n < 0 {
+        return Err(io_err(what, ctx, off, errno()));
+    }
+    if n as u64 != want {
+        return Err(format!("short {what} of {} at offset {off}: {n} of {want} bytes", ctx.path.display()));
+    }
+    Ok(())
+}
+
+fn fd_pass<R: Recorder>(ctx: &PassCtx, col: Column, buf: &mut Buffers, rec: &mut R) -> Result<PassOut, String> {
+    let (open, walk, writes) = shape(col, ctx);
+    let c = cpath(ctx.path)?;
+    if open == Open::Recreate {
+        unlink(&c, ctx.path)?;
+    }
+    let flags = extra_flags(ctx, writes)
+        | match open {
+            Open::Recreate | Open::Create => libc::O_CREAT | libc::O_TRUNC | libc::O_WRONLY,
+            Open::Write => libc::O_WRONLY,
+            Open::Read => libc::O_RDONLY,
+        };
+    let n = ctx.records();
+    let r = ctx.rec;
+    let start = Instant::now();
+    // SAFETY: c is NUL-terminated; the result is checked.
+    let fd = Fd(unsafe { libc::open(c.as_ptr(), flags, 0o644 as libc::c_uint) });
+    if fd.0 < 0 {
+        return Err(format!("open {}: {}", ctx.path.display(), errno()));
+    }
+    let calls = if walk == Walk::Vector { n.div_ceil(PVECMAX) } else { n };
+    if walk == Walk::Backward && n > 0 {
+        seek(&fd, ((n - 1) * r) as i64, libc::SEEK_SET, ctx)?;
+    }
+    let mut stride = StrideWalk::new(n, ctx.stride);
+    let p = buf.slot(0);
+    // One iovec per record of a vector call, all over the one buffer: the
+    // kernel copies them in turn (reads land in it one after another).
+    let iov = [libc::iovec { iov_base: p.cast(), iov_len: r as usize }; PVECMAX as usize];
+    let mut gate = Gate::new(ctx, col);
+    let mut lat = LatencyHist::new();
+    let (mut bytes, mut ops) = (0u64, 0u64);
+    for i in 0..calls {
+        if gate.halt(bytes, ops) {
+            break;
+        }
+        let t = Instant::now();
+        let (off, len) = match walk {
+            Walk::Seq => {
+                let off = i * r;
+                // SAFETY: p points at a buffer of at least r bytes (checked in run_pass).
+                let k = unsafe {
+                    if writes {
+                        libc::write(fd.0, p.cast(), r as usize)
+                    } else {
+                        libc::read(fd.0, p.cast(), r as usize)
+                    }
+                };
+                moved(k, r, if writes { "write" } else { "read" }, ctx, off)?;
+                (off, r)
+            }
+            Walk::Backward => {
+                let off = (n - 1 - i) * r;
+                // SAFETY: as above.
+                let k = unsafe { libc::read(fd.0, p.cast(), r as usize) };
+                moved(k, r, "read", ctx, off)?;
+                // The last record read is record 0: no seek below it.
+                if i + 1 < n {
+                    seek(&fd, -2 * r as i64, libc::SEEK_CUR, ctx)?;
+                }
+                (off, r)
+            }
+            Walk::Random | Walk::Stride => {
+                let recno = if walk == Walk::Stride { stride.next_record() } else { ctx.order.get(i as usize).copied().unwrap_or(i) };
+                let off = recno * r;
+                seek(&fd, off as i64, libc::SEEK_SET, ctx)?;
+                // SAFETY: as above.
+                let k = unsafe {
+                    if writes {
+                        libc::write(fd.0, p.cast(), r as usize)
+                    } else {
+                        libc::read(fd.0, p.cast(), r as usize)
+                    }
+                };
+                moved(k, r, if writes { "write" } else { "read" }, ctx, off)?;
+                (off, r)
+            }
+            Walk::RecordRewrite => {
+                // SAFETY: as above.
+                let k = unsafe { libc::write(fd.0, p.cast(), r as usize) };
+                moved(k, r, "write", ctx, 0)?;
+                seek(&fd, 0, libc::SEEK_SET, ctx)?;
+                (0, r)
+            }
+            Walk::Positional => {
+                let off = i * r;
+                // SAFETY: as above; off is within the file's size.
+                let k = unsafe {
+                    if writes {
+                        libc::pwrite(fd.0, p.cast(), r as usize, off as libc::off_t)
+                    } else {
+                        libc::pread(fd.0, p.cast(), r as usize, off as libc::off_t)
+                    }
+                };
+                moved(k, r, if writes { "pwrite" } else { "pread" }, ctx, off)?;
+                (off, r)
+            }
+            Walk::Vector => {
+                let group = ctx.order.get(i as usize).copied().unwrap_or(i);
+                let first = group * PVECMAX;
+                let count = PVECMAX.min(n - first.min(n));
+                let off = first * r;
+                // SAFETY: iov holds PVECMAX valid iovecs over the buffer; count ≤ PVECMAX.
+                let k = unsafe {
+                    if writes {
+                        libc::pwritev(fd.0, iov.as_ptr(), count as libc::c_int, off as libc::off_t)
+                    } else {
+                        libc::preadv(fd.0, iov.as_ptr(), count as libc::c_int, off as libc::off_t)
+                    }
+                };
+                moved(k, count * r, if writes { "pwritev" } else { "preadv" }, ctx, off)?;
+                (off, count * r)
+            }
+        };
+        let dt = t.elapsed().as_nanos() as u64;
+        rec.io(op_of(walk, writes), off, len);
+        if gate.counting() {
+            lat.record(dt);
+            bytes += len;
+            ops += 1;
+        }
+    }
+    let mut end = Instant::now();
+    if writes && ctx.fsync_in_timing {
+        // SAFETY: fsync on an open descriptor.
+        if unsafe { libc::fsync(fd.0) } != 0 {
+            return Err(format!("fsync {}: {}", ctx.path.display(), errno()));
+        }
+        rec.fsync(true);
+        end = Instant::now();
+    }
+    fd.close().map_err(|e| format!("close {}: {e}", ctx.path.display()))?;
+    rec.close(ctx.close_in_timing);
+    if ctx.close_in_timing {
+        end = Instant::now();
+    }
+    Ok(gate.finish(start, end, bytes, ops, lat))
+}
+
+fn op_of(walk: Walk, writes: bool) -> Op {
+    match (walk, writes) {
+        (Walk::Positional, true) => Op::Pwrite,
+        (Walk::Positional, false) => Op::Pread,
+        (Walk::Vector, true) => Op::Pwritev,
+        (Walk::Vector, false) => Op::Preadv,
+        (_, true) => Op::Write,
+        (_, false) => Op::Read,
+    }
+}
+
+/// A stdio stream closed exactly once.
+struct Stream(*mut libc::FILE);
+
+impl Stream {
+    fn close(mut self) -> io::Result<()> {
+        let f = std::mem::replace(&mut self.0, std::ptr::null_mut());
+        // SAFETY: f is an open stream, taken out of self, closed only here.
+        if unsafe { libc::fclose(f) } == 0 {
+            Ok(())
+        } else {
+            Err(errno())
+        }
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        if !self.0.is_null() {
+            // SAFETY: an open stream, closed once.
+            unsafe { libc::fclose(self.0) };
+        }
+    }
+}
+
+/// Tests 6 and 7: fopen ("w+" to write the file, "r+" to write it again,
+/// "r" to read it), setvbuf with a full buffer of one record, N fwrite or
+/// fread calls of one record. The stream is opened with open(2) + fdopen so
+/// that `-I` and `-o` apply to it too.
+fn stdio_pass<R: Recorder>(ctx: &PassCtx, col: Column, buf: &mut Buffers, rec: &mut R) -> Result<PassOut, String> {
+    let writes = col.writes();
+    let (flags, mode) = match col {
+        Column::Fwrite => (libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC, c"w+"),
+        Column::Frewrite => (libc::O_RDWR, c"r+"),
+        _ => (libc::O_RDONLY, c"r"),
+    };
+    let c = cpath(ctx.path)?;
+    let n = ctx.records();
+    let r = ctx.rec;
+    // The stream's own buffer: one record, aligned (O_DIRECT reaches it).
+    let mut vbuf = Buffers::new(1, r as usize);
+    let p = buf.slot(0);
+    let start = Instant::now();
+    // SAFETY: c is NUL-terminated; the result is checked.
+    let fd = unsafe { libc::open(c.as_ptr(), flags | extra_flags(ctx, writes), 0o644 as libc::c_uint) };
+    if fd < 0 {
+        return Err(format!("open {}: {}", ctx.path.display(), errno()));
+    }
+    // SAFETY: fd is open; on failure it is still ours to close.
+    let fp = unsafe { libc::fdopen(fd, mode.as_ptr()) };
+    if fp.is_null() {
+        let e = errno();
+        // SAFETY: fdopen failed, so fd is still open and ours.
+        unsafe { libc::close(fd) };
+        return Err(format!("fdopen {}: {e}", ctx.path.display()));
+    }
+    let fp = Stream(fp);
+    // SAFETY: vbuf outlives the stream (it is dropped after `fp` is closed
+    // below, or after Stream's Drop on an error path: declared before it).
+    if unsafe { libc::setvbuf(fp.0, vbuf.slot_mut(0).as_mut_ptr().cast(), libc::_IOFBF, r as usize) } != 0 {
+        return Err(format!("setvbuf {}: {}", ctx.path.display(), errno()));
+    }
+    let mut gate = Gate::new(ctx, col);
+    let mut lat = LatencyHist::new();
+    let (mut bytes, mut ops) = (0u64, 0u64);
+    for i in 0..n {
+        if gate.halt(bytes, ops) {
+            break;
+        }
+        let off = i * r;
+        let t = Instant::now();
+        // SAFETY: p points at r bytes; fp is open.
+        let k = unsafe {
+            if writes {
+                libc::fwrite(p.cast(), r as usize, 1, fp.0)
+            } else {
+                libc::fread(p.cast(), r as usize, 1, fp.0)
+            }
+        };
+        if k != 1 {
+            let what = if writes { "fwrite" } else { "fread" };
+            // SAFETY: fp is open.
+            let eof = !writes && unsafe { libc::feof(fp.0) } != 0;
+            return Err(if eof {
+                format!("{what} {} at offset {off}: end of file", ctx.path.display())
+            } else {
+                io_err(what, ctx, off, errno())
+            });
+        }
+        let dt = t.elapsed().as_nanos() as u64;
+        rec.io(if writes { Op::Fwrite } else { Op::Fread }, off, r);
+        if gate.counting() {
+            lat.record(dt);
+            bytes += r;
+            ops += 1;
+        }
+    }
+    let mut end = Instant::now();
+    if writes && ctx.fsync_in_timing {
+        // SAFETY: fp is open.
+        if unsafe { libc::fflush(fp.0) } != 0 || unsafe { libc::fsync(libc::fileno(fp.0)) } != 0 {
+            return Err(format!("fflush/fsync {}: {}", ctx.path.display(), errno()));
+        }
+        rec.fsync(true);
+        end = Instant::now();
+    }
+    fp.close().map_err(|e| format!("fclose {}: {e}", ctx.path.display()))?;
+    drop(vbuf);
+    rec.close(ctx.close_in_timing);
+    if ctx.close_in_timing {
+        end = Instant::now();
+    }
+    Ok(gate.finish(start, end, bytes, ops, lat))
+}
