@@ -254,24 +254,42 @@ fn kbs(v: f64) -> String {
 /// One heat map per IOzone column of a run: `(iozone-<column>.svg, SVG)`.
 /// Empty when the run has no IOzone details or no cells (throughput mode).
 pub fn iozone_heatmaps(r: &RunResult) -> Vec<(String, String)> {
-    let Some(d) = details(r) else { return Vec::new() };
-    let (files, recs) = axes([&d]);
+    maps(details(r).into_iter().collect())
+}
+
+/// The same over the repeats of one setup: each cell's colour is its mean
+/// kB/s over the valid runs (failed and interrupted ones are left out).
+pub fn iozone_heatmaps_mean(runs: &[RunResult]) -> Vec<(String, String)> {
+    maps(runs.iter().filter(|r| r.is_valid()).filter_map(details).collect())
+}
+
+fn maps(ds: Vec<IozoneDetails>) -> Vec<(String, String)> {
+    let Some(first) = ds.first() else { return Vec::new() };
+    let (files, recs) = axes(&ds);
+    let n = ds.len();
+    let mut values = CellValues::new();
+    for d in &ds {
+        for c in &d.cells {
+            values.entry((c.column, c.file_kb, c.rec_kb)).or_default().push(c.kb_per_s());
+        }
+    }
+    let mean = |v: &Vec<f64>| v.iter().sum::<f64>() / v.len().max(1) as f64;
     let mut out = Vec::new();
-    for col in columns([&d]) {
-        let figs: Vec<_> = d.cells.iter().filter(|c| c.column == col).collect();
-        let max = figs.iter().map(|c| c.kb_per_s()).fold(0.0, f64::max);
+    for col in columns(&ds) {
+        let max = values.iter().filter(|((c, _, _), _)| *c == col).map(|(_, v)| mean(v)).fold(0.0, f64::max);
         let mut cells = Vec::new();
         for &f in &files {
             for &rc in recs.iter().filter(|rc| **rc <= f) {
-                match figs.iter().find(|c| c.file_kb == f && c.rec_kb == rc) {
-                    Some(c) => {
-                        let v = c.kb_per_s();
+                match values.get(&(col, f, rc)) {
+                    Some(vs) => {
+                        let v = mean(vs);
+                        let of = if n > 1 { format!(" (mean of {} runs)", vs.len()) } else { String::new() };
                         cells.push(Cell {
                             file_kb: f,
                             rec_kb: rc,
                             fill: ramp(&SEQUENTIAL, if max > 0.0 { v / max } else { 0.0 }),
                             class: "cell",
-                            tip: format!("file {} kB, record {} kB: {} kB/s", f, rc, kbs(v)),
+                            tip: format!("file {} kB, record {} kB: {} kB/s{of}", f, rc, kbs(v)),
                             label: None,
                             data: format!(" data-kbs=\"{v:.3}\""),
                         });
@@ -289,13 +307,13 @@ pub fn iozone_heatmaps(r: &RunResult) -> Vec<(String, String)> {
             }
         }
         let legend = Legend {
-            unit: "kB/s".into(),
+            unit: if n > 1 { format!("kB/s, mean of {n} runs") } else { "kB/s".into() },
             stops: SEQUENTIAL.to_vec(),
             ticks: quarter_ticks(|t| kbs(t * max)),
             swatches: vec![(NOT_RUN, "not run".into())],
         };
         let title = format!("{} (kB/s)", col.report_title());
-        let subtitle = format!("IOzone {}: file size × record size, {}", col.name(), d.settings.command_line);
+        let subtitle = format!("IOzone {}: file size × record size, {}", col.name(), first.settings.command_line);
         out.push((format!("iozone-{}.svg", col.name()), grid(&title, &subtitle, &recs, &files, &cells, &legend)));
     }
     out
@@ -480,6 +498,23 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&written[0]).unwrap(), maps[0].1);
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(iozone_heatmaps(&crate::result::testutil::simple(5)).is_empty());
+    }
+
+    #[test]
+    fn repeats_are_averaged_and_invalid_runs_left_out() {
+        let mk = |kbs: u64| {
+            let mut d = auto_2x2();
+            d.cells = vec![fig(64, 4, Column::Write, kbs)];
+            as_run(&d)
+        };
+        let mut bad = mk(9_000_000);
+        bad.partial = true;
+        let maps = iozone_heatmaps_mean(&[mk(1_000_000), mk(3_000_000), bad]);
+        assert_eq!(maps.len(), 1);
+        let cell = rects(&maps[0].1, "cell")[0];
+        assert_eq!(attr(cell, "data-kbs"), "2000000.000");
+        assert!(maps[0].1.contains("kB/s, mean of 2 runs"));
+        assert!(iozone_heatmaps_mean(&[]).is_empty());
     }
 
     fn side(scale: &[f64]) -> Vec<RunResult> {
