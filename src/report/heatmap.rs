@@ -84,7 +84,7 @@ const LEFT: f64 = 80.0;
 const TOP: f64 = 56.0;
 const CW: f64 = 46.0;
 const CH: f64 = 24.0;
-const LEGEND_W: f64 = 260.0;
+const LEGEND_W: f64 = 360.0;
 
 /// The grid of `files` (y, smallest at the bottom) × `recs` (x).
 fn grid(title: &str, subtitle: &str, recs: &[u64], files: &[u64], cells: &[Cell], legend: &Legend) -> String {
@@ -371,6 +371,19 @@ pub fn iozone_cell_comparisons(a: &[RunResult], b: &[RunResult]) -> BTreeMap<Col
     out
 }
 
+/// A relative difference as a percentage with the decimal it needs:
+/// "+5%", "-2.5%", "0%".
+fn pct_label(v: f64) -> String {
+    let p = (v * 1000.0).round() / 10.0;
+    if p == 0.0 {
+        "0%".into()
+    } else if p.fract() == 0.0 {
+        format!("{p:+.0}%")
+    } else {
+        format!("{p:+.1}%")
+    }
+}
+
 /// The largest |relative difference| a diverging scale should show: a
 /// round step at or above `m` (at least 5%).
 fn diverging_range(m: f64) -> f64 {
@@ -432,7 +445,7 @@ pub fn iozone_compare_heatmaps(a: &[RunResult], b: &[RunResult]) -> Vec<(String,
         let legend = Legend {
             unit: "(B − A) / A".into(),
             stops: DIVERGING.to_vec(),
-            ticks: quarter_ticks(|t| format!("{:+.0}%", (t * 2.0 - 1.0) * range * 100.0)),
+            ticks: quarter_ticks(|t| pct_label((t * 2.0 - 1.0) * range)),
             swatches: vec![(NEUTRAL, neutral), (NOT_RUN, "not run on both sides".into())],
         };
         let title = format!("{}: B against A", col.report_title());
@@ -570,5 +583,6 @@ mod tests {
         assert_eq!([4, 1024, 524288, 1 << 21].map(size_label), ["4k", "1M", "512M", "2G"]);
         assert_eq!(diverging_range(0.0), 0.05);
         assert_eq!(diverging_range(0.3), 0.5);
+        assert_eq!([0.05, -0.025, 0.0, -0.0, 1.0].map(pct_label), ["+5%", "-2.5%", "0%", "0%", "+100%"]);
     }
 }

@@ -501,14 +501,15 @@ fn finite(v: f64) -> f64 {
 const LAT_PCTS: &[(f64, &str)] = &[(50.0, "p50"), (99.0, "p99"), (99.9, "p99.9")];
 
 /// fsbench's figures: per cell and column the operations, latency
-/// percentiles (µs) and the CPU busy share of the pass; the throughput
+/// percentiles (µs) and the CPU busy share of the pass (a job that is not
+/// a `<kB>k/<kB>k` cell, e.g. one per child count, shows its name); the throughput
 /// tests IOzone's throughput report has no line for; then the process,
 /// I/O and device lines of each group. A layout shows one run: the spread
 /// over repeats (`--repeat`) is in the repeated-run report, per metric.
 pub fn fsbench_part(r: &RunResult, d: &IozoneDetails) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "fsbench: (not in IOzone's output; latency of each I/O call in µs, CPU = user+system CPU over the pass's time)");
-    let _ = write!(s, "{:>16} {:>8}  {:<14} {:>10}", "job", "", "column", "ops");
+    let _ = write!(s, "{:>16} {:>8}  {:<14} {:>10}", "kB", "reclen", "column", "ops");
     for (_, name) in LAT_PCTS {
         let _ = write!(s, " {name:>9}");
     }
