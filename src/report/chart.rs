@@ -461,12 +461,12 @@ pub fn percentile_chart(title: &str, series: &[(String, Vec<(f64, f64)>)]) -> St
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// A small well-formedness check: one root `<svg>`, every tag closed in
     /// order, attributes quoted, and every `&` the start of an entity.
-    fn check_xml(s: &str) -> Result<(), String> {
+    pub(crate) fn check_xml(s: &str) -> Result<(), String> {
         let s = s.trim_end();
         if !s.starts_with("<svg") || !s.ends_with("</svg>") {
             return Err("not an <svg> document".into());

@@ -27,7 +27,9 @@ type PercentileSeries = (String, Vec<(f64, f64)>);
 
 /// A bar chart per headline metric (groups = target / workload, bars =
 /// cache / background, error bars = 95% CI) unless every bar is 0, and a
-/// latency-percentile chart per job/op whose p99 latency is a headline.
+/// latency-percentile chart per job/op whose p99 latency is a headline, and
+/// for each cell of IOzone runs a heat map per IOzone column
+/// (`<cell key>__iozone-<column>.svg`, the mean kB/s over its repeats).
 pub fn charts(s: &ExperimentSummary, runs: &[ExperimentRun]) -> Vec<(String, String)> {
     let mut metrics: Vec<&String> = s.cells.iter().flat_map(|c| c.metrics.keys()).collect();
     metrics.sort();
@@ -75,6 +77,13 @@ pub fn charts(s: &ExperimentSummary, runs: &[ExperimentRun]) -> Vec<(String, Str
             format!("{}_latency_percentiles.svg", op.replace('/', "_")),
             percentile_chart(&format!("{op} latency (µs) by percentile"), &series),
         ));
+    }
+    // IOzone's matrix: a heat map per column of each cell, over its repeats.
+    for c in &s.cells {
+        let rs: Vec<_> = runs.iter().filter(|r| r.cell == c.cell && r.result.layout == "iozone").map(|r| r.result.clone()).collect();
+        for (name, svg) in super::heatmap::iozone_heatmaps_mean(&rs) {
+            out.push((format!("{}__{name}", c.cell.key()), svg));
+        }
     }
     out
 }

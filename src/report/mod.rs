@@ -6,12 +6,14 @@
 //!   csv, markdown)
 //! - `repeated`, `compare`, `experiment`: the text tables of the other
 //!   documents; `experiment` also writes an experiment's files and charts
-//! - `chart`, `format`: SVG charts and number formatting
+//! - `chart`, `format`: SVG charts and number formatting; `heatmap`: IOzone's
+//!   matrix and its comparison as SVG heat maps
 
 pub mod chart;
 pub mod compare;
 pub mod experiment;
 pub mod export;
 pub mod format;
+pub mod heatmap;
 pub mod layout;
 pub mod repeated;

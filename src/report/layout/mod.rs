@@ -6,6 +6,7 @@
 
 pub mod filebench;
 pub mod fio;
+pub mod iozone;
 pub mod postmark;
 pub mod quick;
 
@@ -22,7 +23,7 @@ pub struct Layout {
 }
 
 /// Every layout fsbench can show a run in.
-pub const LAYOUTS: &[Layout] = &[fio::LAYOUT, filebench::LAYOUT, quick::LAYOUT, postmark::LAYOUT];
+pub const LAYOUTS: &[Layout] = &[fio::LAYOUT, filebench::LAYOUT, quick::LAYOUT, postmark::LAYOUT, iozone::LAYOUT];
 
 pub fn find(name: &str) -> Option<&'static Layout> {
     LAYOUTS.iter().find(|l| l.name == name)
