@@ -34,6 +34,11 @@ pub struct CompareArgs {
     /// Output format: a table (text), the comparisons as JSON, CSV or Markdown.
     #[arg(long, default_value = "text", value_parser = crate::report::export::FormatsParser)]
     pub output_format: String,
+    /// Write charts of B against A into DIR: for IOzone results, a heat map
+    /// per column of (B-A)/A over file size and record size, cells not
+    /// significant at 5% drawn neutral.
+    #[arg(long, value_name = "DIR")]
+    pub charts: Option<PathBuf>,
 }
 
 pub fn run(a: CompareArgs) -> i32 {
@@ -79,6 +84,19 @@ pub fn run(a: CompareArgs) -> i32 {
     };
     // emit_doc shows them on stderr in every format; JSON has them in `warnings` too.
     doc.warnings.splice(0..0, early);
+    if let Some(dir) = &a.charts {
+        if !sa.runs.iter().chain(&sb.runs).all(|r| r.layout == "iozone") {
+            super::fail("fsbench compare: --charts: only IOzone results have comparison charts (heat maps) so far".to_string());
+            return 2;
+        }
+        match crate::report::heatmap::write_iozone_compare_heatmaps(&sa.runs, &sb.runs, dir) {
+            Ok(paths) => paths.iter().for_each(|p| eprintln!("fsbench compare: wrote {}", p.display())),
+            Err(e) => {
+                super::fail(format!("fsbench compare: --charts {}: {e}", dir.display()));
+                return 1;
+            }
+        }
+    }
     match super::emit_doc(&exporter, &Document::Comparison(&doc), &None) {
         Ok(()) => 0,
         Err(code) => code,

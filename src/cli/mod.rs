@@ -149,6 +149,10 @@ pub struct RepeatArgs {
     /// Background load during each run, e.g. files or files:fsync.
     #[arg(long)]
     pub background: Option<String>,
+    /// Write the run's charts (SVG) into DIR: IOzone's heat map of each
+    /// column over file size and record size (the mean over --repeat).
+    #[arg(long, value_name = "DIR")]
+    pub charts: Option<PathBuf>,
 }
 
 impl RepeatArgs {

@@ -276,6 +276,11 @@ fn run_plan(lowered: Lowered, env: &EnvFlags, repeat: &RepeatArgs, opts: &RunOpt
         eprintln!("fsbench: {failed} of {} runs FAILED and are left out of the statistics", cells.len());
         status = 1;
     }
+    let ok: Vec<&crate::result::RunResult> = cells.iter().map(|c| &c.result).filter(|r| r.failed.is_none()).collect();
+    if let Err(e) = side_outputs(plan.layout, &ok, repeat.charts.as_deref()) {
+        super::fail(format!("fsbench: error: {e}"));
+        status = status.max(1);
+    }
     let written = if repeat.wanted() {
         let cache_reports = cells.iter().filter_map(|c| c.cache.clone()).collect();
         let bg_reports = cells.iter().filter_map(|c| c.background.clone()).collect();
@@ -289,6 +294,32 @@ fn run_plan(lowered: Lowered, env: &EnvFlags, repeat: &RepeatArgs, opts: &RunOpt
         Ok(()) => status,
         Err(code) => code,
     }
+}
+
+/// What a run writes besides its report: its tool's own files (IOzone's
+/// `-b`, from the last run) and, with `--charts DIR`, the layout's charts
+/// over every run that did not fail.
+fn side_outputs(layout: &str, runs: &[&crate::result::RunResult], charts: Option<&std::path::Path>) -> Result<(), String> {
+    let Some(l) = crate::report::layout::find(layout) else { return Ok(()) };
+    if let Some(last) = runs.last() {
+        for (path, text) in (l.files)(last) {
+            std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+    }
+    let Some(dir) = charts else { return Ok(()) };
+    let owned: Vec<crate::result::RunResult> = runs.iter().map(|r| (*r).clone()).collect();
+    let svgs = (l.charts)(&owned);
+    if svgs.is_empty() {
+        eprintln!("fsbench: --charts: the {layout} layout has no charts yet; nothing written");
+        return Ok(());
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("--charts: cannot create {}: {e}", dir.display()))?;
+    for (name, svg) in svgs {
+        let path = dir.join(name);
+        std::fs::write(&path, svg).map_err(|e| format!("--charts: cannot write {}: {e}", path.display()))?;
+        eprintln!("fsbench: wrote {}", path.display());
+    }
+    Ok(())
 }
 
 fn write(exporter: &Formats, doc: &Document, out: &Output) -> Result<(), i32> {

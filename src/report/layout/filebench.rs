@@ -14,6 +14,8 @@ pub const LAYOUT: Layout = Layout {
     name: "filebench",
     about: "Filebench's per-flowop lines and IO Summary, then latency percentiles per flowop, shortages, filesets and psrun intervals",
     render: |r| by_group(r, job),
+    files: super::no_files,
+    charts: super::no_charts,
 };
 
 const MIB: f64 = 1048576.0;

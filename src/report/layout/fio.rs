@@ -17,6 +17,8 @@ pub const LAYOUT: Layout = Layout {
     about:
         "per job: each operation's ops, IOPS with its spread, bandwidth, latency percentiles; then CPU, process I/O and devices per group",
     render: |r| by_group(r, job),
+    files: super::no_files,
+    charts: super::no_charts,
 };
 
 pub fn job(s: &mut String, j: &JobResult) {

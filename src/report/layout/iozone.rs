@@ -34,7 +34,15 @@ pub const LAYOUT: Layout = Layout {
     name: "iozone",
     about: "IOzone's text (auto-mode table, -R Excel report, -t throughput blocks) as IOzone prints it, then latency percentiles and CPU per pass",
     render: run,
+    files: side_files,
+    charts: crate::report::heatmap::iozone_heatmaps_mean,
 };
+
+/// IOzone's `-b FILE`: the report written as tab-separated text.
+fn side_files(r: &RunResult) -> Vec<(std::path::PathBuf, String)> {
+    let file = details(r).and_then(|d| d.settings.excel_file.clone());
+    file.into_iter().filter_map(|f| Some((f, excel_tsv(r)?))).collect()
+}
 
 /// The run's IOzone details: those of the first job that has them, with
 /// the cells and throughput figures other jobs carry (and the first lacks)

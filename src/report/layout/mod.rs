@@ -20,6 +20,22 @@ pub struct Layout {
     /// One line for `fsbench layouts` and the documentation.
     pub about: &'static str,
     pub render: fn(&RunResult) -> String,
+    /// Files the tool writes besides its report (IOzone's `-b`), as
+    /// (path, contents); the CLI writes them after the run.
+    pub files: fn(&RunResult) -> Vec<(std::path::PathBuf, String)>,
+    /// Charts of one or more runs of the same workload, as (file name,
+    /// SVG), for `--charts DIR`.
+    pub charts: fn(&[RunResult]) -> Vec<(String, String)>,
+}
+
+/// For layouts whose tool writes nothing but its report.
+pub fn no_files(_: &RunResult) -> Vec<(std::path::PathBuf, String)> {
+    Vec::new()
+}
+
+/// For layouts without charts of their own.
+pub fn no_charts(_: &[RunResult]) -> Vec<(String, String)> {
+    Vec::new()
 }
 
 /// Every layout fsbench can show a run in.

@@ -25,6 +25,8 @@ pub const LAYOUT: Layout = Layout {
     name: "postmark",
     about: "Postmark's verbose report or terse line exactly as Postmark prints them, then sub-second phase times, rates and latency percentiles",
     render: run,
+    files: super::no_files,
+    charts: super::no_charts,
 };
 
 /// Each unit's report; the group lines (CPU, process I/O, devices) join

@@ -11,6 +11,8 @@ pub const LAYOUT: Layout = Layout {
     name: "quick",
     about: "fsbench quick's table: one row per test with its headline figure, spread and latency percentiles",
     render: table,
+    files: super::no_files,
+    charts: super::no_charts,
 };
 
 /// One row per test: the headline figure with its spread over 1-s
