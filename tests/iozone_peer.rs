@@ -95,11 +95,16 @@ fn fsbench_like(name: &str, dir: &Path) -> String {
     stdout
 }
 
-/// The -R report: from "Excel output is below:" to the end.
+/// The -R report: from "Excel output is below:" to the end of IOzone's
+/// text (fsbench's own section follows it, after a line starting
+/// "fsbench:").
 fn excel_block(text: &str) -> Vec<&str> {
     let lines: Vec<&str> = text.lines().collect();
     let i = lines.iter().position(|l| *l == "Excel output is below:").unwrap_or_else(|| panic!("no -R report in:\n{text}"));
-    lines[i..].to_vec()
+    let end = lines[i..].iter().position(|l| l.starts_with("fsbench:")).map_or(lines.len(), |n| i + n);
+    // The blank line that separates the two is fsbench's.
+    let end = if end < lines.len() && end > i && lines[end - 1].is_empty() { end - 1 } else { end };
+    lines[i..end].to_vec()
 }
 
 /// A line with every number outside double quotes replaced by `#`, except
