@@ -288,14 +288,17 @@ fn time_based_bssplit_moves_fios_bytes_per_io() {
 }
 
 /// flow: two jobs of one flow keep their I/O counts in their weights'
-/// proportion (1:8), as fio's do.
+/// proportion (1:8), as fio's do. The band is wide below 8: a job that
+/// ends takes its weight out, so whichever clone's window ends last runs
+/// free for the moments between the two ends, which a loaded machine
+/// stretches (6.05 seen over 1 s with four builds running).
 #[test]
 fn flow_keeps_the_weights_proportion() {
     let dir = tempfile::tempdir().unwrap();
     let f = format!("--filename={}", dir.path().join("f").display());
     let out = common::fsbench()
         .arg("fio")
-        .args([&f, "--size=8m", "--bs=8k", "--runtime=1", "--time_based", "--name=a", "--rw=write", "--flow=1"])
+        .args([&f, "--size=8m", "--bs=8k", "--runtime=2", "--time_based", "--name=a", "--rw=write", "--flow=1"])
         .args(["--name=b", "--rw=randread", "--flow=8", "--output-format=fio-json", "--no-progress"])
         .output()
         .unwrap();
@@ -305,5 +308,5 @@ fn flow_keeps_the_weights_proportion() {
     let b = v["jobs"][1]["read"]["total_ios"].as_f64().unwrap();
     assert!(a > 100.0, "job a ran: {a}");
     let ratio = b / a;
-    assert!((7.0..9.0).contains(&ratio), "b/a = {ratio} ({b} / {a}), expected about 8");
+    assert!((6.5..9.0).contains(&ratio), "b/a = {ratio} ({b} / {a}), expected about 8");
 }
