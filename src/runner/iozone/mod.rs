@@ -150,16 +150,23 @@ pub(crate) fn fill_byte(col: Column) -> u8 {
     0xA5 ^ (col as u8)
 }
 
-/// One pass, its CPU and its figure.
-pub(crate) fn timed_pass<R: Recorder>(ctx: &PassCtx, col: Column, rec: &mut R) -> Result<(PassOut, f64), String> {
-    let mut buf = buffer_for(col, ctx.rec);
-    let u0 = UsageMark::now();
-    let out = pass::run_pass(ctx, col, &mut buf, rec)?;
-    let cpu = u0.until(&UsageMark::now());
+/// One pass, its CPU and its figure. The CPU is this thread's alone (the
+/// progress meter's thread is not the pass's; a throughput child is a
+/// thread of its own).
+/// The cell's buffer is reused by its passes (allocating and faulting in a
+/// record per pass cost more CPU than IOzone spends on a whole auto run);
+/// a writing pass stamps its column's byte first.
+pub(crate) fn timed_pass<R: Recorder>(ctx: &PassCtx, col: Column, buf: &mut Buffers, rec: &mut R) -> Result<(PassOut, f64), String> {
+    if col.writes() {
+        buf.slot_mut(0).fill(fill_byte(col));
+    }
+    let u0 = UsageMark::thread_now();
+    let out = pass::run_pass(ctx, col, buf, rec)?;
+    let cpu = u0.until(&UsageMark::thread_now());
     Ok((out, cpu.user_s + cpu.system_s))
 }
 
-pub(crate) fn op_stats(col: Column, outs: &[&PassOut], active_ns: u64) -> OpStats {
+pub(crate) fn op_stats(col: Column, outs: &mut [PassOut], active_ns: u64) -> OpStats {
     let class = match col {
         // Its children read or write: neither class says it alone.
         Column::Mixed => OpClass::Other,
@@ -167,10 +174,16 @@ pub(crate) fn op_stats(col: Column, outs: &[&PassOut], active_ns: u64) -> OpStat
         _ => OpClass::DataRead,
     };
     let mut o = OpStats::new(col.name(), class, false);
-    for p in outs {
+    for p in outs.iter() {
         o.ops += p.ops;
         o.bytes += p.bytes;
-        o.lat.merge(&p.lat);
+    }
+    // One pass's histogram is moved, not merged: merging walks all of its
+    // half-megabyte bucket array, which over auto mode's thousand passes
+    // cost more page faults than IOzone makes in its whole run.
+    match outs {
+        [one] => std::mem::swap(&mut o.lat, &mut one.lat),
+        _ => outs.iter().for_each(|p| o.lat.merge(&p.lat)),
     }
     o.active_ns = Some(active_ns);
     o
@@ -224,6 +237,7 @@ pub(crate) fn run_cells<R: Recorder>(
     'cells: for &(file_kb, rec_kb) in &plan.cells {
         let (file_bytes, rec_bytes) = cell_bytes(file_kb, rec_kb)?;
         let cell = Cell { plan, file_bytes, rec: rec_bytes, stop };
+        let mut buf = buffer_for(Column::Write, rec_bytes);
         let mut ops = Vec::new();
         let mut elapsed = 0u64;
         for &test in &plan.tests {
@@ -248,14 +262,14 @@ pub(crate) fn run_cells<R: Recorder>(
                 if col.writes() {
                     created.claim(&plan.file);
                 }
-                let (out, cpu_s) = timed_pass(&ctx, col, rec)?;
+                let (mut out, cpu_s) = timed_pass(&ctx, col, &mut buf, rec)?;
                 partial |= out.stopped;
                 let ns = out.elapsed_ns();
                 elapsed += ns;
                 meter.bytes.fetch_add(out.bytes, Ordering::Relaxed);
                 meter.ops.fetch_add(out.ops, Ordering::Relaxed);
                 details.cells.push(CellFigure { file_kb, rec_kb, column: col, elapsed_ns: ns, bytes: out.bytes, ops: out.ops, cpu_s });
-                ops.push(op_stats(col, &[&out], ns));
+                ops.push(op_stats(col, std::slice::from_mut(&mut out), ns));
             }
         }
         jobs.push(job(format!("{file_kb}k/{rec_kb}k"), 1, elapsed, ops, plan, partial));

@@ -82,7 +82,7 @@ pub(crate) fn run(plan: &IozonePlan, t: &Throughput, stop: &AtomicBool, created:
                 if col.writes() {
                     (0..n).for_each(|i| created.claim(&child_file(plan, t, i)));
                 }
-                let (outs, wall_s, cpu_s) = run_children(&cell, t, col, n)?;
+                let (mut outs, wall_s, cpu_s) = run_children(&cell, t, col, n)?;
                 partial |= outs.iter().any(|o| o.stopped);
                 let first = outs.iter().map(|o| o.start).min().unwrap_or_else(Instant::now);
                 let last = outs.iter().map(|o| o.end).max().unwrap_or(first);
@@ -101,7 +101,7 @@ pub(crate) fn run(plan: &IozonePlan, t: &Throughput, stop: &AtomicBool, created:
                     cpu_s,
                 });
                 elapsed += span_ns;
-                ops.push(op_stats(col, &outs.iter().collect::<Vec<_>>(), span_ns));
+                ops.push(op_stats(col, &mut outs, span_ns));
             }
             let name = if plan.cells.len() > 1 { format!("{file_kb}k/{rec_kb}k/{n}children") } else { format!("{n}children") };
             jobs.push(job(name, n as u32, elapsed, ops, plan, partial));
