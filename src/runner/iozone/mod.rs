@@ -160,10 +160,9 @@ pub(crate) fn timed_pass<R: Recorder>(ctx: &PassCtx, col: Column, buf: &mut Buff
     if col.writes() {
         buf.slot_mut(0).fill(fill_byte(col));
     }
-    let u0 = UsageMark::thread_now();
     let out = pass::run_pass(ctx, col, buf, rec)?;
-    let cpu = u0.until(&UsageMark::thread_now());
-    Ok((out, cpu.user_s + cpu.system_s))
+    let cpu_s = out.cpu_s;
+    Ok((out, cpu_s))
 }
 
 pub(crate) fn op_stats(col: Column, outs: &mut [PassOut], active_ns: u64) -> OpStats {

@@ -91,6 +91,8 @@ pub(crate) struct PassOut {
     /// Calls that moved data (records; vectors for pwritev/preadv).
     pub ops: u64,
     pub lat: LatencyHist,
+    /// This thread's CPU seconds over the timed span.
+    pub cpu_s: f64,
     /// Ctrl-C ended it early.
     pub stopped: bool,
 }
@@ -255,10 +257,23 @@ impl<'a> Gate<'a> {
         self.snap.is_none()
     }
 
-    fn finish(self, start: Instant, end: Instant, bytes: u64, ops: u64, lat: LatencyHist) -> PassOut {
+    fn finish(self, (start, cpu0): (Instant, f64), end: Instant, bytes: u64, ops: u64, lat: LatencyHist) -> PassOut {
+        let cpu_s = (thread_cpu_s() - cpu0).max(0.0);
         let (end, bytes, ops) = self.snap.unwrap_or((end, bytes, ops));
-        PassOut { start, end, bytes, ops, lat, stopped: self.stopped }
+        PassOut { start, end, bytes, ops, lat, cpu_s, stopped: self.stopped }
     }
+}
+
+/// This thread's CPU time (user + system) in seconds, to the nanosecond:
+/// getrusage's per-thread figures move in scheduler ticks, which reads 0
+/// for a pass of a few microseconds.
+pub(crate) fn thread_cpu_s() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec, which `ts` is.
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
+        return 0.0;
+    }
+    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
 }
 
 /// Test 5's walk: read at pos, then pos += stride; when the next record
@@ -359,6 +374,7 @@ fn fd_pass<R: Recorder>(ctx: &PassCtx, col: Column, buf: &mut Buffers, rec: &mut
     // Made before the clock starts: zeroing its half-megabyte of buckets
     // inside the span slowed small files' passes by a quarter.
     let mut lat = LatencyHist::new();
+    let cpu0 = thread_cpu_s();
     let start = Instant::now();
     // SAFETY: c is NUL-terminated; the result is checked.
     let fd = Fd(unsafe { libc::open(c.as_ptr(), flags, 0o644 as libc::c_uint) });
@@ -480,7 +496,7 @@ fn fd_pass<R: Recorder>(ctx: &PassCtx, col: Column, buf: &mut Buffers, rec: &mut
     if ctx.close_in_timing {
         end = Instant::now();
     }
-    Ok(gate.finish(start, end, bytes, ops, lat))
+    Ok(gate.finish((start, cpu0), end, bytes, ops, lat))
 }
 
 fn op_of(walk: Walk, writes: bool) -> Op {
@@ -560,6 +576,7 @@ fn stdio_pass<R: Recorder>(ctx: &PassCtx, col: Column, buf: &mut Buffers, rec: &
     // The clock starts once the stream is open, as IOzone's does for its
     // stdio tests: its fwrite of a 64 kB file takes 8 µs, less than the
     // open alone (its write test, -i 0, does time the open and creat).
+    let cpu0 = thread_cpu_s();
     let start = Instant::now();
     let mut gate = Gate::new(ctx, col);
     let (mut bytes, mut ops) = (0u64, 0u64);
@@ -610,5 +627,5 @@ fn stdio_pass<R: Recorder>(ctx: &PassCtx, col: Column, buf: &mut Buffers, rec: &
     if ctx.close_in_timing {
         end = Instant::now();
     }
-    Ok(gate.finish(start, end, bytes, ops, lat))
+    Ok(gate.finish((start, cpu0), end, bytes, ops, lat))
 }
