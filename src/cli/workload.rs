@@ -307,8 +307,7 @@ fn side_outputs(layout: &str, runs: &[&crate::result::RunResult], charts: Option
         }
     }
     let Some(dir) = charts else { return Ok(()) };
-    let owned: Vec<crate::result::RunResult> = runs.iter().map(|r| (*r).clone()).collect();
-    let svgs = (l.charts)(&owned);
+    let svgs = (l.charts)(runs);
     if svgs.is_empty() {
         eprintln!("fsbench: --charts: the {layout} layout has no charts yet; nothing written");
         return Ok(());

@@ -80,7 +80,7 @@ pub fn charts(s: &ExperimentSummary, runs: &[ExperimentRun]) -> Vec<(String, Str
     }
     // IOzone's matrix: a heat map per column of each cell, over its repeats.
     for c in &s.cells {
-        let rs: Vec<_> = runs.iter().filter(|r| r.cell == c.cell && r.result.layout == "iozone").map(|r| r.result.clone()).collect();
+        let rs: Vec<_> = runs.iter().filter(|r| r.cell == c.cell && r.result.layout == "iozone").map(|r| &r.result).collect();
         for (name, svg) in super::heatmap::iozone_heatmaps_mean(&rs) {
             out.push((format!("{}__{name}", c.cell.key()), svg));
         }

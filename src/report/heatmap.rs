@@ -259,8 +259,8 @@ pub fn iozone_heatmaps(r: &RunResult) -> Vec<(String, String)> {
 
 /// The same over the repeats of one setup: each cell's colour is its mean
 /// kB/s over the valid runs (failed and interrupted ones are left out).
-pub fn iozone_heatmaps_mean(runs: &[RunResult]) -> Vec<(String, String)> {
-    maps(runs.iter().filter(|r| r.is_valid()).filter_map(details).collect())
+pub fn iozone_heatmaps_mean(runs: &[&RunResult]) -> Vec<(String, String)> {
+    maps(runs.iter().filter(|r| r.is_valid()).filter_map(|r| details(r)).collect())
 }
 
 fn maps(ds: Vec<IozoneDetails>) -> Vec<(String, String)> {
@@ -522,7 +522,7 @@ mod tests {
         };
         let mut bad = mk(9_000_000);
         bad.partial = true;
-        let maps = iozone_heatmaps_mean(&[mk(1_000_000), mk(3_000_000), bad]);
+        let maps = iozone_heatmaps_mean(&[&mk(1_000_000), &mk(3_000_000), &bad]);
         assert_eq!(maps.len(), 1);
         let cell = rects(&maps[0].1, "cell")[0];
         assert_eq!(attr(cell, "data-kbs"), "2000000.000");

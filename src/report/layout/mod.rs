@@ -25,7 +25,7 @@ pub struct Layout {
     pub files: fn(&RunResult) -> Vec<(std::path::PathBuf, String)>,
     /// Charts of one or more runs of the same workload, as (file name,
     /// SVG), for `--charts DIR`.
-    pub charts: fn(&[RunResult]) -> Vec<(String, String)>,
+    pub charts: fn(&[&RunResult]) -> Vec<(String, String)>,
 }
 
 /// For layouts whose tool writes nothing but its report.
@@ -34,7 +34,7 @@ pub fn no_files(_: &RunResult) -> Vec<(std::path::PathBuf, String)> {
 }
 
 /// For layouts without charts of their own.
-pub fn no_charts(_: &[RunResult]) -> Vec<(String, String)> {
+pub fn no_charts(_: &[&RunResult]) -> Vec<(String, String)> {
     Vec::new()
 }
 

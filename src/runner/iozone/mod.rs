@@ -156,13 +156,11 @@ pub(crate) fn fill_byte(col: Column) -> u8 {
 /// The cell's buffer is reused by its passes (allocating and faulting in a
 /// record per pass cost more CPU than IOzone spends on a whole auto run);
 /// a writing pass stamps its column's byte first.
-pub(crate) fn timed_pass<R: Recorder>(ctx: &PassCtx, col: Column, buf: &mut Buffers, rec: &mut R) -> Result<(PassOut, f64), String> {
+pub(crate) fn timed_pass<R: Recorder>(ctx: &PassCtx, col: Column, buf: &mut Buffers, rec: &mut R) -> Result<PassOut, String> {
     if col.writes() {
         buf.slot_mut(0).fill(fill_byte(col));
     }
-    let out = pass::run_pass(ctx, col, buf, rec)?;
-    let cpu_s = out.cpu_s;
-    Ok((out, cpu_s))
+    pass::run_pass(ctx, col, buf, rec)
 }
 
 pub(crate) fn op_stats(col: Column, outs: &mut [PassOut], active_ns: u64) -> OpStats {
@@ -261,7 +259,8 @@ pub(crate) fn run_cells<R: Recorder>(
                 if col.writes() {
                     created.claim(&plan.file);
                 }
-                let (mut out, cpu_s) = timed_pass(&ctx, col, &mut buf, rec)?;
+                let mut out = timed_pass(&ctx, col, &mut buf, rec)?;
+                let cpu_s = out.cpu_s;
                 partial |= out.stopped;
                 let ns = out.elapsed_ns();
                 elapsed += ns;

@@ -345,6 +345,20 @@ fn seek(fd: &Fd, off: i64, whence: libc::c_int, ctx: &PassCtx) -> Result<(), Str
     Ok(())
 }
 
+/// One read(2) or write(2) of `r` bytes at the descriptor's position.
+#[inline(always)]
+fn transfer(fd: &Fd, p: *mut u8, r: u64, writes: bool) -> isize {
+    // SAFETY: p points at a buffer of at least r bytes (checked in
+    // run_pass) and fd is open.
+    unsafe {
+        if writes {
+            libc::write(fd.0, p.cast(), r as usize)
+        } else {
+            libc::read(fd.0, p.cast(), r as usize)
+        }
+    }
+}
+
 /// Check that a call moved `want` bytes.
 #[inline]
 fn moved(n: isize, want: u64, what: &str, ctx: &PassCtx, off: u64) -> Result<(), String> {
@@ -400,22 +414,12 @@ fn fd_pass<R: Recorder>(ctx: &PassCtx, col: Column, buf: &mut Buffers, rec: &mut
         let (off, len) = match walk {
             Walk::Seq => {
                 let off = i * r;
-                // SAFETY: p points at a buffer of at least r bytes (checked in run_pass).
-                let k = unsafe {
-                    if writes {
-                        libc::write(fd.0, p.cast(), r as usize)
-                    } else {
-                        libc::read(fd.0, p.cast(), r as usize)
-                    }
-                };
-                moved(k, r, if writes { "write" } else { "read" }, ctx, off)?;
+                moved(transfer(&fd, p, r, writes), r, if writes { "write" } else { "read" }, ctx, off)?;
                 (off, r)
             }
             Walk::Backward => {
                 let off = (n - 1 - i) * r;
-                // SAFETY: as above.
-                let k = unsafe { libc::read(fd.0, p.cast(), r as usize) };
-                moved(k, r, "read", ctx, off)?;
+                moved(transfer(&fd, p, r, false), r, "read", ctx, off)?;
                 // The last record read is record 0: no seek below it.
                 if i + 1 < n {
                     seek(&fd, -2 * r as i64, libc::SEEK_CUR, ctx)?;
@@ -426,21 +430,11 @@ fn fd_pass<R: Recorder>(ctx: &PassCtx, col: Column, buf: &mut Buffers, rec: &mut
                 let recno = if walk == Walk::Stride { stride.next_record() } else { ctx.order.get(i as usize).copied().unwrap_or(i) };
                 let off = recno * r;
                 seek(&fd, off as i64, libc::SEEK_SET, ctx)?;
-                // SAFETY: as above.
-                let k = unsafe {
-                    if writes {
-                        libc::write(fd.0, p.cast(), r as usize)
-                    } else {
-                        libc::read(fd.0, p.cast(), r as usize)
-                    }
-                };
-                moved(k, r, if writes { "write" } else { "read" }, ctx, off)?;
+                moved(transfer(&fd, p, r, writes), r, if writes { "write" } else { "read" }, ctx, off)?;
                 (off, r)
             }
             Walk::RecordRewrite => {
-                // SAFETY: as above.
-                let k = unsafe { libc::write(fd.0, p.cast(), r as usize) };
-                moved(k, r, "write", ctx, 0)?;
+                moved(transfer(&fd, p, r, true), r, "write", ctx, 0)?;
                 seek(&fd, 0, libc::SEEK_SET, ctx)?;
                 (0, r)
             }

@@ -243,17 +243,7 @@ fn positional_and_vector_passes_cover_the_file_once() {
 fn run_cells_follows_the_plan_and_removes_its_file() {
     let d = disk_dir();
     let mut plan = plan_in(d.path());
-    plan.tests = vec![
-        Test::Write,
-        Test::Read,
-        Test::Random,
-        Test::Backward,
-        Test::RecordRewrite,
-        Test::Stride,
-        Test::Fwrite,
-        Test::Fread,
-        Test::Mixed,
-    ];
+    plan.tests = Test::ALL[..=Test::Mixed.number() as usize].to_vec();
     plan.cells = vec![(64, 4), (64, 16)];
     plan.no_retest = true;
     let stop = AtomicBool::new(false);
