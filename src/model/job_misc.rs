@@ -45,6 +45,28 @@ pub enum Fadvise {
     Normal,
 }
 
+/// Which jobs a finishing job with `exitall` stops (fio `exit_what`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExitWhat {
+    /// The jobs of its group (fio's default).
+    Group,
+    /// Every job running now; the next group still runs.
+    Stonewall,
+    /// Every job: the groups after it do not run.
+    All,
+}
+
+/// How I/Os are spaced under `rate`/`rate_iops` (fio `rate_process`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RateProcess {
+    /// Evenly.
+    Linear,
+    /// Exponentially distributed gaps with the same mean.
+    Poisson,
+}
+
 /// fio's `zonemode=strided`: I/O `size` bytes, then move on `skip` bytes;
 /// offsets stay within `range` bytes of each zone's start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -106,6 +128,20 @@ pub struct JobMisc {
     /// fio `ignore_error`: the errnos per direction `continue_on_error`
     /// passes over; empty means fio's default, EIO and EILSEQ.
     pub ignore_error: [Vec<i32>; 2],
+    /// When this job ends, stop the jobs `exit_what` names (fio `exitall`,
+    /// which fio applies to every job once any job sets it).
+    pub exitall: bool,
+    /// Also stop them when this job ends on an error (fio `exitall_on_error`).
+    pub exitall_on_error: bool,
+    pub exit_what: ExitWhat,
+    /// Minimum bytes/s per direction over each `ratecycle` (fio `ratemin`);
+    /// below it the job fails.
+    pub ratemin: [Option<u64>; 2],
+    /// Minimum I/Os per second per direction (fio `rate_iops_min`).
+    pub rate_iops_min: [Option<u64>; 2],
+    /// The window the minimum rates are averaged over, in ms (fio `ratecycle`).
+    pub ratecycle_ms: u64,
+    pub rate_process: RateProcess,
 }
 
 impl JobMisc {
@@ -115,6 +151,11 @@ impl JobMisc {
         const DEFAULT: [i32; 2] = [5, 84];
         let list: &[i32] = if self.ignore_error[dir].is_empty() { &DEFAULT } else { &self.ignore_error[dir] };
         self.continue_on_error[dir] && list.contains(&errno)
+    }
+
+    /// A minimum rate is set for some direction.
+    pub fn checks_min_rate(&self) -> bool {
+        self.ratemin.iter().chain(&self.rate_iops_min).any(Option::is_some)
     }
 
     /// The strided zones in effect: `zonemode=strided`, or a zone size
@@ -158,6 +199,13 @@ impl Default for JobMisc {
             allow_file_create: true,
             continue_on_error: [false, false],
             ignore_error: [Vec::new(), Vec::new()],
+            exitall: false,
+            exitall_on_error: false,
+            exit_what: ExitWhat::Group,
+            ratemin: [None, None],
+            rate_iops_min: [None, None],
+            ratecycle_ms: 1000,
+            rate_process: RateProcess::Linear,
         }
     }
 }

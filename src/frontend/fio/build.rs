@@ -245,6 +245,7 @@ pub fn finish(job: Job) -> Result<JobSpec, FioError> {
         return Err(loc("time_based").err(Some("time_based"), msg));
     }
     check_verify(&job, &mut spec)?;
+    check_min_rates(&job, &spec)?;
     if let Some(raw) = &job.state.filename {
         spec.filenames = split_filenames(raw, spec.directory.as_deref()).map_err(|m| loc("filename").err(Some("filename"), m))?;
     }
@@ -302,6 +303,37 @@ fn check_verify(job: &Job, spec: &mut JobSpec) -> Result<(), FioError> {
         let msg =
             format!("verify_offset={} would overlap the {hl}-byte header with the data it swaps with; expected at least {hl}", v.offset);
         return Err(loc("verify_offset").err(Some("verify_offset"), msg));
+    }
+    Ok(())
+}
+
+/// fio's rules between the minimum rates and the rates: one kind of
+/// minimum, and none above the rate it goes with.
+fn check_min_rates(job: &Job, spec: &JobSpec) -> Result<(), FioError> {
+    let loc = |name: &str| job.set_at.get(name).cloned().unwrap_or_default();
+    let m = &spec.misc;
+    if m.ratemin.iter().any(Option::is_some) && m.rate_iops_min.iter().any(Option::is_some) {
+        let msg = "ratemin and rate_iops_min cannot both be given (fio refuses them together): expected one of the two";
+        return Err(loc("rate_iops_min").err(Some("rate_iops_min"), msg));
+    }
+    for (d, dir) in ["reads", "writes"].iter().enumerate() {
+        let over = |rate: Option<u64>, min: Option<u64>| matches!((rate, min), (Some(r), Some(m)) if m > r);
+        if over(spec.rate[d], m.ratemin[d]) {
+            let msg = format!(
+                "ratemin={} for {dir} exceeds rate={} (fio refuses a minimum above the rate): expected at most the rate",
+                m.ratemin[d].unwrap_or(0),
+                spec.rate[d].unwrap_or(0)
+            );
+            return Err(loc("ratemin").err(Some("ratemin"), msg));
+        }
+        if over(spec.rate_iops[d], m.rate_iops_min[d]) {
+            let msg = format!(
+                "rate_iops_min={} for {dir} exceeds rate_iops={} (fio refuses a minimum above the rate): expected at most the rate",
+                m.rate_iops_min[d].unwrap_or(0),
+                spec.rate_iops[d].unwrap_or(0)
+            );
+            return Err(loc("rate_iops_min").err(Some("rate_iops_min"), msg));
+        }
     }
     Ok(())
 }

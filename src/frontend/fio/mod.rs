@@ -157,6 +157,13 @@ fn parse_entries(
             Err(e) => b.errors.push(e),
         }
     }
+    // fio's exitall is one switch for the whole run: once a job sets it,
+    // every job that ends stops the jobs its own exit_what names.
+    if specs.iter().any(|s| s.misc.exitall) {
+        for s in specs.iter_mut() {
+            s.misc.exitall = true;
+        }
+    }
     let clones: u64 = specs.iter().map(|j| u64::from(j.numjobs)).sum();
     let limit = opts.max_jobs.unwrap_or(MAX_CLONES).min(MAX_CLONES);
     if clones > u64::from(limit) {

@@ -109,6 +109,7 @@ pub fn suggest(name: &str) -> Option<&'static str> {
 
 pub(super) const SEC: Duration = Duration::from_secs(1);
 pub(super) const USEC: Duration = Duration::from_micros(1);
+pub(super) const MSEC: Duration = Duration::from_millis(1);
 const RW_FORM: &str = "one of read, write, randread, randwrite, rw, readwrite, randrw, trim, randtrim, trimwrite, randtrimwrite";
 
 pub(super) fn expected(form: &str, v: &str) -> String {

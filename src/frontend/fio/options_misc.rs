@@ -8,8 +8,8 @@
 //! differently from fio.
 
 use super::options::Kind::{Bool, Size, Text, Time, Uint, Value};
-use super::options::{block_size, expected, opt, per_direction, store, JobState, OptDef, USEC};
-use crate::model::job_misc::{Distribution, Fadvise, Sequencer};
+use super::options::{block_size, expected, opt, per_direction, store, JobState, OptDef, MSEC, USEC};
+use crate::model::job_misc::{Distribution, ExitWhat, Fadvise, RateProcess, Sequencer};
 use crate::units::{clip, parse_size, parse_u32, parse_uint};
 
 /// Record a note once per job (the parse later prints each distinct one once).
@@ -382,6 +382,25 @@ fn choice(j: &mut JobState, option: &str, v: &str, allowed: &[&str], why: &str) 
     Ok(())
 }
 
+fn set_exit_what(j: &mut JobState, v: &str) -> Result<(), String> {
+    j.spec.misc.exit_what = match v.trim().to_ascii_lowercase().as_str() {
+        "group" => ExitWhat::Group,
+        "stonewall" => ExitWhat::Stonewall,
+        "all" => ExitWhat::All,
+        _ => return Err(expected("one of group, stonewall, all", v)),
+    };
+    Ok(())
+}
+
+fn set_rate_process(j: &mut JobState, v: &str) -> Result<(), String> {
+    j.spec.misc.rate_process = match v.trim().to_ascii_lowercase().as_str() {
+        "linear" => RateProcess::Linear,
+        "poisson" => RateProcess::Poisson,
+        _ => return Err(expected("one of linear, poisson", v)),
+    };
+    Ok(())
+}
+
 fn set_prio_cmd(j: &mut JobState, option: &'static str) {
     accepted(j, option, "per-command priorities are not set; the job's I/O all uses the thread's priority (prio/prioclass)");
 }
@@ -516,54 +535,55 @@ pub static MISC: &[OptDef] = &[
     opt!(
         "exitall",
         [],
-        "stop all jobs when one finishes (accepted, not applied)",
-        Bool(|j, b| if b {
-            accepted(j, "exitall", "every job runs to its own end; the others are not stopped when one finishes")
+        "when a job ends, stop the jobs exit_what names (fio applies it to every job once one sets it)",
+        Bool(|j, b| {
+            // fio's exitall sets a process-wide switch whatever its value.
+            j.spec.misc.exitall = true;
+            if !b {
+                note(j, "option 'exitall=0' turns exitall on, as in fio 3.33, whose exitall ignores its value".into());
+            }
         })
     ),
-    opt!("exitall_on_error", [], "stop all jobs on an error (accepted)", Bool(|_, _| {})),
+    opt!(
+        "exitall_on_error",
+        [],
+        "when a job ends on an error, stop the jobs exit_what names",
+        Bool(|j, b| j.spec.misc.exitall_on_error = b)
+    ),
     opt!(
         "exit_what",
         [],
-        "which jobs exitall stops: group, stonewall, all (accepted)",
-        Value(|j, v| choice(j, "exit_what", v, &["group", "stonewall", "all"], "exitall is not applied, so neither is its scope"))
+        "which jobs exitall stops: group (default), stonewall (all running), all (later groups too)",
+        Value(set_exit_what)
     ),
     opt!(
         "ratemin",
         ["rate_min"],
-        "minimum bandwidth, or a read,write pair (accepted, not enforced)",
+        "minimum bandwidth such as 1m, or a read,write pair: below it over a ratecycle the job fails",
         Value(|j, v| {
             let kb = j.kb_base;
-            per_direction(v, "bytes per second such as 10m", |s| parse_size(s, kb))?;
-            accepted(j, "ratemin", "a job below the minimum rate is not stopped");
+            let r = per_direction(v, "bytes per second such as 10m", |s| parse_size(s, kb).map(|b| (b > 0).then_some(b)))?;
+            store(&mut j.spec.misc.ratemin, r);
             Ok(())
         })
     ),
     opt!(
         "rate_iops_min",
         [],
-        "minimum IOPS (accepted, not enforced)",
+        "minimum IOPS, or a read,write pair: below it over a ratecycle the job fails",
         Value(|j, v| {
-            per_direction(v, "I/Os per second such as 100", |s| parse_uint(s, 0, u64::MAX))?;
-            accepted(j, "rate_iops_min", "a job below the minimum rate is not stopped");
+            let r = per_direction(v, "I/Os per second such as 100", |s| parse_uint(s, 0, u64::MAX).map(|n| (n > 0).then_some(n)))?;
+            store(&mut j.spec.misc.rate_iops_min, r);
             Ok(())
         })
     ),
     opt!(
-        "rate_process",
-        [],
-        "linear or poisson (accepted)",
-        Value(|j, v| {
-            let p = v.trim().to_ascii_lowercase();
-            choice(
-                j,
-                "rate_process",
-                &p,
-                &["linear", "poisson"],
-                if p == "poisson" { "rates are paced linearly, not as a Poisson process" } else { "" },
-            )
-        })
+        "ratecycle",
+        ["rate_cycle"],
+        "the window ratemin and rate_iops_min average over (default 1000, unit ms)",
+        Time(MSEC, |j, d| j.spec.misc.ratecycle_ms = d.as_millis().min(u64::MAX as u128) as u64)
     ),
+    opt!("rate_process", [], "how rate/rate_iops space I/Os: linear or poisson", Value(set_rate_process)),
     opt!(
         "io_submit_mode",
         [],

@@ -531,3 +531,34 @@ fn accepted_options_leave_one_note_each() {
     assert_eq!(p.warnings.iter().filter(|w| w.contains("gtod_reduce")).count(), 1, "{:?}", p.warnings);
     assert_eq!(p.warnings.iter().filter(|w| w.contains("disable_slat")).count(), 1, "{:?}", p.warnings);
 }
+
+#[test]
+fn exitall_is_one_switch_for_every_job_as_in_fio() {
+    use crate::model::job_misc::ExitWhat;
+    let j = jobs("[a]\n[b]\nstonewall\nexitall\nexit_what=all\n");
+    assert!(j.iter().all(|s| s.misc.exitall), "fio's exitall applies to every job once one sets it");
+    assert_eq!((j[0].misc.exit_what, j[1].misc.exit_what), (ExitWhat::Group, ExitWhat::All));
+    // fio 3.33 turns it on whatever the value, and fsbench says so.
+    let p = run("[a]\nexitall=0\n", &[], &ParseOptions::default()).unwrap();
+    assert!(p.jobs[0].misc.exitall);
+    assert!(p.warnings.iter().any(|w| w.contains("exitall=0")), "{:?}", p.warnings);
+    assert!(!jobs("[a]\nexitall_on_error=1\n")[0].misc.exitall);
+    assert_at(&err("[a]\nexit_what=some\n"), 2, 11, Some("a"), Some("exit_what"), "one of group, stonewall, all");
+}
+
+#[test]
+fn minimum_rates_parse_and_are_checked_against_the_rates() {
+    use crate::model::job_misc::RateProcess;
+    let j = jobs("[a]\nrate_min=1m,2m\nratecycle=500\nrate_process=poisson\n");
+    assert_eq!(j[0].misc.ratemin, [Some(1 << 20), Some(2 << 20)]);
+    assert_eq!(j[0].misc.ratecycle_ms, 500);
+    assert_eq!(j[0].misc.rate_process, RateProcess::Poisson);
+    assert_eq!(jobs("[a]\nratecycle=2s\n")[0].misc.ratecycle_ms, 2000);
+    assert_eq!(jobs("[a]\n")[0].misc.ratecycle_ms, 1000);
+    assert_eq!(jobs("[a]\nrate_iops_min=,50\n")[0].misc.rate_iops_min, [None, Some(50)]);
+    assert_at(&err("[a]\nrate=1m\nratemin=2m\n"), 3, 1, Some("a"), Some("ratemin"), "exceeds rate=1048576");
+    assert_at(&err("[a]\nrate_iops=10\nrate_iops_min=,20\n"), 3, 1, Some("a"), Some("rate_iops_min"), "for writes exceeds");
+    assert_at(&err("[a]\nratemin=1m\nrate_iops_min=5\n"), 3, 1, Some("a"), Some("rate_iops_min"), "cannot both");
+    assert_at(&err("[a]\nrate_process=bursty\n"), 2, 14, Some("a"), Some("rate_process"), "one of linear, poisson");
+    assert_at(&err("[a]\nratemin=fast\n"), 2, 9, Some("a"), Some("ratemin"), "expected a size");
+}

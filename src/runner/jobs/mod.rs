@@ -20,7 +20,7 @@ use crate::runner::{envelope, unix_now, RunError, RunOptions};
 use files::Ledger;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use worker::{ProgressCell, WorkerInput, WorkerOutput};
 
@@ -194,11 +194,23 @@ pub(crate) fn run(jobs: Vec<JobSpec>, opts: &RunOptions, layout: &str) -> Result
     let mut group_results = Vec::new();
     let mut targets: Vec<PathBuf> = Vec::new();
     let mut failure = None;
-    for (gid, members) in groups(&jobs).into_iter().enumerate() {
+    // Set by a job's exitall with exit_what=all: later groups do not run.
+    let end_run = Arc::new(AtomicBool::new(false));
+    let all_groups = groups(&jobs);
+    for (gid, members) in all_groups.iter().enumerate() {
         if opts.stop.load(Ordering::Relaxed) {
             break;
         }
-        match run_group(gid as u32, &members, &jobs, opts, &mut ledger, &mut targets) {
+        if end_run.load(Ordering::Relaxed) {
+            let names: Vec<&str> = all_groups[gid..].iter().flatten().map(|&j| jobs[j].name.as_str()).collect();
+            warnings.warn(format!(
+                "exitall with exit_what=all ended the run after group {}: job(s) {} did not run (as in fio)",
+                gid - 1,
+                names.join(", ")
+            ));
+            break;
+        }
+        match run_group(gid as u32, members, &jobs, opts, &end_run, &mut ledger, &mut targets) {
             Ok((mut jr, gr)) => {
                 results.append(&mut jr);
                 group_results.push(gr);
@@ -235,10 +247,14 @@ fn run_group(
     members: &[usize],
     jobs: &[JobSpec],
     opts: &RunOptions,
+    end_run: &Arc<AtomicBool>,
     ledger: &mut Ledger,
     targets: &mut Vec<PathBuf>,
 ) -> Result<(Vec<JobResult>, GroupResult), RunError> {
     let mut clones = Vec::new();
+    // fsbench's groups run one after another, so the jobs of this group are
+    // the ones running: exit_what=group and =stonewall both stop them.
+    let halt = Arc::new(AtomicBool::new(false));
     // fio's flows: the jobs of one flow_id share a count of I/Os.
     let mut weights: BTreeMap<u32, u64> = BTreeMap::new();
     for &j in members.iter().filter(|&&j| jobs[j].misc.flow > 0) {
@@ -282,6 +298,8 @@ fn run_group(
                     thread_number: first_thread + c,
                     files: prepared,
                     stop: opts.stop.clone(),
+                    halt: halt.clone(),
+                    end_run: end_run.clone(),
                     progress: Arc::new(ProgressCell::default()),
                     wait: wait.clone(),
                     running: running[k].clone(),
@@ -311,7 +329,7 @@ fn run_group(
             .collect();
         let meter = Arc::new(Meter::default());
         opts.events.measuring(&format!("group {gid}"), &expected, meter.clone());
-        progress::follow(&cells, &meter, &opts.stop);
+        progress::follow(&cells, &meter, &opts.stop, &halt);
         opts.events.measured();
         handles
             .into_iter()

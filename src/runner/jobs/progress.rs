@@ -26,12 +26,17 @@ pub fn expected<'a>(jobs: impl Iterator<Item = &'a JobSpec>) -> Expected {
 }
 
 /// Keep `meter` current (every 100 ms) until every worker is done or the
-/// run is stopped: the bytes the workers have issued, summed.
-pub fn follow(cells: &[Arc<ProgressCell>], meter: &Meter, stop: &AtomicBool) {
+/// run is stopped: the bytes the workers have issued, summed. A stop is
+/// passed on to `halt`, the one flag the workers' I/O loops read.
+pub fn follow(cells: &[Arc<ProgressCell>], meter: &Meter, stop: &AtomicBool, halt: &AtomicBool) {
     loop {
         let bytes: u64 = cells.iter().map(|c| c.bytes.load(Ordering::Relaxed)).sum();
         meter.bytes.store(bytes, Ordering::Relaxed);
-        if cells.iter().all(|c| c.done.load(Ordering::Relaxed)) || stop.load(Ordering::Relaxed) {
+        if stop.load(Ordering::Relaxed) {
+            halt.store(true, Ordering::Relaxed);
+            break;
+        }
+        if cells.iter().all(|c| c.done.load(Ordering::Relaxed)) {
             break;
         }
         std::thread::sleep(Duration::from_millis(100));

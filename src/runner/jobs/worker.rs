@@ -13,7 +13,7 @@ use super::verify::{Expect, Stamp, Verifier, VerifyStats};
 use crate::ioengine::{self, Completion, EngineBuf, EngineConfig, EngineFile, EnginePath, IoEngine, IoOp, IoUnit, Queued};
 use crate::measure::usage::{CpuUsage, UsageMark};
 use crate::model::job::{BlockSize, JobSpec, READ, TRIM, WRITE};
-use crate::model::job_misc::Sequencer;
+use crate::model::job_misc::{ExitWhat, RateProcess, Sequencer};
 use crate::result::{OpClass, OpStats, Timeline};
 use crate::runner::buffers::{self, Buffers};
 use crate::runner::events::Events;
@@ -32,6 +32,7 @@ pub const OP_NAMES: [&str; 4] = ["read", "write", "trim", "sync"];
 const SYNC: usize = 3;
 const KINDS: usize = OP_NAMES.len();
 const TICK: Duration = Duration::from_secs(1);
+const MIN_RATE_SETTLE: Duration = Duration::from_secs(2);
 
 /// A counter the progress display reads; one cache line per worker, written
 /// with plain stores so workers never contend.
@@ -49,7 +50,14 @@ pub struct WorkerInput {
     /// (fio's, which names its log files).
     pub thread_number: u32,
     pub files: Vec<PreparedFile>,
+    /// Set by Ctrl-C: what the job did is reported as partial.
     pub stop: Arc<AtomicBool>,
+    /// The group's stop: set by a job's exitall (fio's terminate, which is
+    /// no failure) and by Ctrl-C, forwarded by the group's follower. The
+    /// only flag the I/O loop reads.
+    pub halt: Arc<AtomicBool>,
+    /// exitall with exit_what=all: the groups after this one do not run.
+    pub end_run: Arc<AtomicBool>,
     pub progress: Arc<ProgressCell>,
     /// Clones of the job this one waits for (`wait_for`) still running.
     pub wait: Option<Arc<AtomicU64>>,
@@ -251,6 +259,10 @@ struct Worker<'a> {
     phase_ns: [u64; 2],
     events: Arc<dyn Events>,
     failures: Vec<String>,
+    /// ratemin/rate_iops_min: when the rates are looked at next (None: no
+    /// minimum), and per direction the last look's time, bytes and I/Os.
+    rate_check_at: Option<Instant>,
+    rate_marks: [Option<(Instant, u64, u64)>; 2],
 }
 
 /// The jobs of one `flow_id` in a group: their I/Os so far and the sum of
@@ -314,7 +326,7 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
         return fail(e);
     }
     if let Some(w) = &input.wait {
-        while w.load(Ordering::Acquire) > 0 && !input.stop.load(Ordering::Relaxed) {
+        while w.load(Ordering::Acquire) > 0 && !input.halt.load(Ordering::Relaxed) {
             std::thread::sleep(Duration::from_millis(1));
         }
     }
@@ -339,7 +351,7 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
     // Before the engine is set up: a network sender connects after its
     // delay, as in fio, not before the listener's clock has started.
     if !spec.startdelay.is_zero() {
-        sleep_unless_stopped(spec.startdelay, &input.stop);
+        sleep_unless_stopped(spec.startdelay, &input.halt);
     }
     let mut eopts = spec.engine.clone();
     eopts.map_advice = files::map_advice(&spec);
@@ -447,17 +459,23 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
         phase_ns: [0; 2],
         events: input.events.clone(),
         failures: Vec::with_capacity(8),
+        // fio lets a job settle for 2 s after its ramp before the first look.
+        rate_check_at: spec.misc.checks_min_rate().then(|| window_start + MIN_RATE_SETTLE),
+        rate_marks: [None, None],
     };
     let region_total: u64 = input.files.iter().map(|f| f.region.end - f.region.start).sum();
     // With filesize, size only sets how much I/O a loop does, and no
     // more than the files hold (fio: filesize=2m nrfiles=3 size=8m reads 6m).
     let sized = if spec.misc.filesize.is_some() { spec.size.map(|s| s.min(region_total)) } else { None };
     let io_limit = spec.io_size.or(sized).unwrap_or(region_total);
-    let partial = if reads_back {
+    let halted = if reads_back {
         w.rounds(&input, depth, region_total, io_limit)
     } else {
-        w.main_loop(&input.files, &input.stop, &input.progress, depth, io_limit.saturating_mul(spec.loops as u64))
+        w.main_loop(&input.files, &input.halt, &input.progress, depth, io_limit.saturating_mul(spec.loops as u64))
     };
+    // Stopped by another job's exitall, the job ends as fio's do: synced,
+    // complete, not partial.
+    let partial = halted && input.stop.load(Ordering::Relaxed);
     if let Some(f) = &w.flow {
         f.weight.fetch_sub(u64::from(spec.misc.flow), Ordering::Relaxed);
     }
@@ -504,6 +522,12 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
         }
         v.stats
     });
+    if spec.misc.exitall || (spec.misc.exitall_on_error && error.is_some()) {
+        input.halt.store(true, Ordering::Relaxed);
+        if spec.misc.exit_what == ExitWhat::All {
+            input.end_run.store(true, Ordering::Relaxed);
+        }
+    }
     let ops = stats.into_iter().zip(used).filter(|(_, u)| *u).map(|(s, _)| s).collect();
     WorkerOutput { ops, timeline: ticker.into_timeline(used, end), elapsed_ns, partial, error, ramp_cpu, depths, verify }
 }
@@ -548,27 +572,60 @@ impl Budget {
 }
 
 /// Keeps a direction's I/O under its rate (bytes/s or IOPS) by sleeping.
+/// Each I/O has a due time from the start, so a late one is followed at
+/// once by the next (the mean rate holds).
 struct Pacer {
     start: Instant,
     bytes_per_s: [Option<u64>; 2],
     iops: [Option<u64>; 2],
     sent_bytes: [u64; 2],
     sent_ios: [u64; 2],
+    /// rate_process=poisson: the mean gap between I/Os per direction (ns);
+    /// the gaps are drawn from an exponential with that mean.
+    poisson_mean_ns: Option<[f64; 2]>,
+    /// Poisson: the next I/O's due time from `start` (ns), per direction.
+    next_ns: [f64; 2],
 }
 
 impl Pacer {
+    fn new(spec: &JobSpec) -> Pacer {
+        // fio's Poisson mean: a rate in bytes counts as that many smallest
+        // blocks per second; a job with both caps keeps the slower.
+        let mean = |d: usize| {
+            let by_bytes = spec.rate[d].map_or(0.0, |r| 1e9 * spec.bs[d].min() as f64 / r.max(1) as f64);
+            let by_ios = spec.rate_iops[d].map_or(0.0, |r| 1e9 / r.max(1) as f64);
+            by_bytes.max(by_ios)
+        };
+        let poisson = spec.misc.rate_process == RateProcess::Poisson;
+        Pacer {
+            start: Instant::now(),
+            bytes_per_s: spec.rate,
+            iops: spec.rate_iops,
+            sent_bytes: [0; 2],
+            sent_ios: [0; 2],
+            poisson_mean_ns: poisson.then(|| [mean(READ), mean(WRITE)]),
+            next_ns: [0.0; 2],
+        }
+    }
     fn active(&self) -> bool {
         self.bytes_per_s.iter().chain(&self.iops).any(|r| r.is_some())
     }
-    fn wait(&mut self, dir: usize, len: u64, now: Instant, stop: &AtomicBool) {
+    fn wait(&mut self, dir: usize, len: u64, now: Instant, stop: &AtomicBool, rng: &mut Rng) {
         let mut due_ns = 0u128;
-        if let Some(r) = self.bytes_per_s[dir] {
-            due_ns = due_ns.max(self.sent_bytes[dir] as u128 * 1_000_000_000 / r.max(1) as u128);
+        if let Some(mean) = self.poisson_mean_ns.map(|m| m[dir]).filter(|m| *m > 0.0) {
+            due_ns = self.next_ns[dir] as u128;
+            // 1 - [0, 1) is in (0, 1], whose log is finite.
+            let u = 1.0 - (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+            self.next_ns[dir] += -u.ln() * mean;
+        } else {
+            if let Some(r) = self.bytes_per_s[dir] {
+                due_ns = due_ns.max(self.sent_bytes[dir] as u128 * 1_000_000_000 / r.max(1) as u128);
+            }
+            if let Some(r) = self.iops[dir] {
+                due_ns = due_ns.max(self.sent_ios[dir] as u128 * 1_000_000_000 / r.max(1) as u128);
+            }
         }
-        if let Some(r) = self.iops[dir] {
-            due_ns = due_ns.max(self.sent_ios[dir] as u128 * 1_000_000_000 / r.max(1) as u128);
-        }
-        let due = self.start + Duration::from_nanos(due_ns as u64);
+        let due = self.start + Duration::from_nanos(due_ns.min(u64::MAX as u128) as u64);
         if due > now {
             sleep_unless_stopped(due - now, stop);
         }
@@ -598,7 +655,7 @@ impl<'a> Worker<'a> {
                 }
             }
             let t = Instant::now();
-            let stopped = self.main_loop(&input.files, &input.stop, &input.progress, depth, per_round);
+            let stopped = self.main_loop(&input.files, &input.halt, &input.progress, depth, per_round);
             let d = self.measured_since(t);
             self.phase_ns[WRITE] += d;
             if spec.rw.reads() || spec.verify.backlog > 0 {
@@ -611,7 +668,7 @@ impl<'a> Worker<'a> {
                 return false;
             }
             let t = Instant::now();
-            let stopped = self.read_back(&input.stop, depth, false);
+            let stopped = self.read_back(&input.halt, depth, false);
             self.phase_ns[READ] += self.measured_since(t);
             if stopped {
                 return true;
@@ -677,7 +734,7 @@ impl<'a> Worker<'a> {
         };
         let drop_cache_on_wrap = spec.time_based && spec.invalidate && !spec.direct;
         // Rates hold from the first I/O on, ramp included.
-        let mut pacer = Pacer { start: Instant::now(), bytes_per_s: spec.rate, iops: spec.rate_iops, sent_bytes: [0; 2], sent_ios: [0; 2] };
+        let mut pacer = Pacer::new(spec);
         let pacing = pacer.active() && !self.dry_run;
         let mixed = spec.rw.reads() && spec.rw.writes();
         let only = if spec.rw.reads() {
@@ -724,8 +781,8 @@ impl<'a> Worker<'a> {
                     budget.issued = 0;
                     budget.ios = 0;
                 }
-                // One relaxed load of a flag nobody writes until Ctrl-C:
-                // it stays in this core's cache and costs ~1 ns.
+                // One relaxed load of a flag nobody writes until Ctrl-C or
+                // an exitall: it stays in this core's cache and costs ~1 ns.
                 if stop.load(Ordering::Relaxed) {
                     partial = true;
                     done = true;
@@ -744,6 +801,9 @@ impl<'a> Worker<'a> {
                         }
                     }
                     continue;
+                }
+                if self.rate_check_at.is_some_and(|t| now >= t) {
+                    self.check_min_rate(now);
                 }
                 if budget.exhausted(now) || self.error.is_some() || self.eof || self.ended {
                     done = true;
@@ -791,11 +851,11 @@ impl<'a> Worker<'a> {
                 let len = gens[file as usize][gi].commit(offset, len);
                 let mut start = now;
                 if pacing && dir != TRIM {
-                    pacer.wait(dir, len, now, stop);
+                    pacer.wait(dir, len, now, stop, &mut self.rng);
                     start = Instant::now();
                 }
                 if !spec.thinktime.is_zero() && !self.dry_run {
-                    std::thread::sleep(spec.thinktime);
+                    sleep_unless_stopped(spec.thinktime, stop);
                     start = Instant::now();
                 }
                 budget.issued += len;
@@ -834,7 +894,7 @@ impl<'a> Worker<'a> {
 
     /// Read back and check what was written: the backlog's next batch, or
     /// every block not yet checked. Stops at the runtime's end, like fio.
-    /// Returns true when stopped by the user.
+    /// Returns true when stopped (by the user or another job's exitall).
     fn read_back(&mut self, stop: &AtomicBool, depth: usize, backlog: bool) -> bool {
         let end_time = self.spec.runtime.map(|r| self.window_start + r);
         let batch = self.verifier.as_ref().map_or(0, |v| v.batch);
@@ -1126,6 +1186,52 @@ impl<'a> Worker<'a> {
                 l.push(Sample { t_ns, lat, clat, slat, offset: s.offset, len: s.len, dir: s.dir });
             }
         }
+    }
+
+    /// fio's ratemin/rate_iops_min: over each ratecycle, a direction that has
+    /// moved data must keep its minimum, or the job fails with fio's words.
+    /// The first look after the settling time only takes the marks.
+    #[cold]
+    fn check_min_rate(&mut self, now: Instant) {
+        let spec = self.spec;
+        let m = &spec.misc;
+        let cycle = Duration::from_millis(m.ratecycle_ms);
+        let mut next = now + cycle;
+        for d in [READ, WRITE] {
+            if m.ratemin[d].is_none() && m.rate_iops_min[d].is_none() {
+                continue;
+            }
+            let (bytes, ios) = (self.stats[d].bytes, self.stats[d].ops);
+            if bytes == 0 {
+                // As fio: a direction is judged once it has moved something.
+                next = next.min(now + Duration::from_millis(10));
+                continue;
+            }
+            let Some((t, b0, n0)) = self.rate_marks[d] else {
+                self.rate_marks[d] = Some((now, bytes, ios));
+                continue;
+            };
+            let spent_ms = now.saturating_duration_since(t).as_millis() as u64;
+            if spent_ms == 0 || spent_ms < m.ratecycle_ms {
+                next = next.min(t + cycle);
+                continue;
+            }
+            if let Some(min) = m.ratemin[d] {
+                let got = bytes.saturating_sub(b0).saturating_mul(1000) / spent_ms;
+                if got < min {
+                    self.set_error(format!("rate_min={min}B/s not met, got {got}B/s"));
+                    return;
+                }
+            } else if let Some(min) = m.rate_iops_min[d] {
+                let got = ios.saturating_sub(n0).saturating_mul(1000) / spent_ms;
+                if got < min {
+                    self.set_error(format!("rate_iops_min={min} not met, got {got} IOPS"));
+                    return;
+                }
+            }
+            self.rate_marks[d] = Some((now, bytes, ios));
+        }
+        self.rate_check_at = Some(next);
     }
 
     /// fio's flow control: while this clone is ahead of its weight's share
