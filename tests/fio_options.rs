@@ -310,3 +310,165 @@ fn flow_keeps_the_weights_proportion() {
     let ratio = b / a;
     assert!((6.5..9.0).contains(&ratio), "b/a = {ratio} ({b} / {a}), expected about 8");
 }
+
+/// Write `job` (with `@DIR@` replaced by a fresh directory) and run it with
+/// fsbench, success or not; its fio-json document, exit status and stderr.
+fn run_fsbench_any(job: &str, format: &str) -> (Value, bool, String, tempfile::TempDir) {
+    let dir = disk_tempdir();
+    let file = dir.path().join("job.fio");
+    std::fs::write(&file, job.replace("@DIR@", &dir.path().display().to_string())).unwrap();
+    let out = fsbench()
+        .arg("fio")
+        .arg(&file)
+        .arg(format!("--output-format={format}"))
+        .arg("--no-progress")
+        .current_dir(dir.path())
+        .output()
+        .expect("fsbench runs");
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    (json_doc(&out.stdout, "fsbench"), out.status.success(), err, dir)
+}
+
+/// fio, success or not: its JSON document, exit status and all it printed.
+fn run_fio_any(job: &str) -> Option<(Value, bool, String)> {
+    if !have("fio") {
+        skip("fio is not installed");
+        return None;
+    }
+    let dir = disk_tempdir();
+    let file = dir.path().join("job.fio");
+    std::fs::write(&file, job.replace("@DIR@", &dir.path().display().to_string())).unwrap();
+    let out = Command::new("fio").arg("--output-format=json").arg(&file).current_dir(dir.path()).output().expect("fio runs");
+    let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    Some((json_doc(&out.stdout, "fio"), out.status.success(), text))
+}
+
+/// A fio-json job's runtime in ms, by name; None when it is not listed.
+fn job_ms(doc: &Value, name: &str) -> Option<u64> {
+    doc["jobs"].as_array()?.iter().find(|j| j["jobname"] == name).map(|j| j["job_runtime"].as_u64().expect("job_runtime"))
+}
+
+/// A short job with exitall stops the long one of its group near its own
+/// end (thinktime keeps the jobs from taking a CPU each from the tests
+/// alongside); the next group runs after exit_what=group and =stonewall, not after
+/// =all (fio lists it with no runtime; fsbench leaves it out and says so).
+#[test]
+fn exitall_stops_the_group_and_exit_what_decides_whether_the_next_runs() {
+    let job = |what: &str| {
+        format!(
+            "[global]\nioengine=null\nsize=1g\nbs=4k\nrw=write\ntime_based\nthinktime=1ms\n\
+             [short]\nruntime=500ms\nexitall\nexit_what={what}\n[long]\nruntime=8\n[next]\nstonewall\nruntime=500ms\n"
+        )
+    };
+    for what in ["group", "stonewall", "all"] {
+        let (v, ok, err, _d) = run_fsbench_any(&job(what), "fio-json");
+        assert!(ok, "exit_what={what}: {err}");
+        let long = job_ms(&v, "long").expect("long is reported");
+        assert!((300..2000).contains(&long), "exit_what={what}: long ran {long} ms, short 500 ms");
+        assert_eq!(v["jobs"][1]["error"], 0, "a stopped job has not failed");
+        let next = job_ms(&v, "next");
+        if what == "all" {
+            assert_eq!(next, None, "exit_what=all: the next group must not run");
+            assert!(err.contains("did not run"), "{err}");
+        } else {
+            assert!(next.is_some_and(|ms| ms >= 400), "exit_what={what}: next ran {next:?} ms");
+        }
+    }
+    let Some((fio, ok, text)) = run_fio_any(&job("all")) else { return };
+    assert!(ok, "{text}");
+    assert!(job_ms(&fio, "long").is_some_and(|ms| ms < 2000), "fio's long job: {:?}", job_ms(&fio, "long"));
+    assert_eq!(job_ms(&fio, "next"), Some(0), "fio does not run the next group either");
+}
+
+/// A job below its ratemin fails with fio's words (the job's error is EIO
+/// in fio-json, the run exits non-zero); exitall_on_error stops its group's
+/// other job then, and the next group still runs (exit_what=group).
+#[test]
+fn ratemin_not_met_fails_the_job_as_in_fio() {
+    // thinktime=10ms keeps a 4k job near 400 KiB/s, below 1m; 1 ms keeps
+    // the others from taking a CPU each from the tests alongside.
+    let job = "[global]\nioengine=null\nsize=1g\nbs=4k\nrw=write\ntime_based\nthinktime=1ms\n\
+               [slow]\nthinktime=10ms\nratemin=1m\nratecycle=500\nruntime=10\nexitall_on_error\n\
+               [long]\nruntime=10\n[next]\nstonewall\nruntime=300ms\n";
+    let (v, ok, err, _d) = run_fsbench_any(job, "fio-json");
+    assert!(!ok, "a job below its minimum rate fails the run");
+    assert!(err.contains("job 'slow'") && err.contains("rate_min=1048576B/s not met, got "), "{err}");
+    assert_eq!(v["jobs"][0]["error"], libc::EIO);
+    // 2 s to settle, a ratecycle to measure.
+    let slow = job_ms(&v, "slow").unwrap();
+    assert!((2400..4500).contains(&slow), "slow failed after {slow} ms");
+    let long = job_ms(&v, "long").unwrap();
+    assert!(long < slow + 1500, "exitall_on_error stops long: {long} ms, slow {slow} ms");
+    assert_eq!(v["jobs"][1]["error"], 0);
+    assert!(job_ms(&v, "next").is_some_and(|ms| ms >= 250), "the next group runs: {:?}", job_ms(&v, "next"));
+    if let Some((fio, ok, text)) = run_fio_any(job) {
+        assert!(!ok && text.contains("slow: rate_min=1048576B/s not met, got "), "{text}");
+        assert_eq!(fio["jobs"][0]["error"], libc::EIO);
+        assert!(job_ms(&fio, "long").unwrap() < job_ms(&fio, "slow").unwrap() + 1500);
+    }
+    // The I/O count kind, in fio's words too.
+    let job = "[i]\nioengine=null\nsize=1g\nbs=4k\nrw=read\nthinktime=10ms\nrate_iops_min=200\nratecycle=500\nruntime=10\ntime_based\n";
+    let (_v, ok, err, _d) = run_fsbench_any(job, "fio-json");
+    assert!(!ok && err.contains("rate_iops_min=200 not met, got ") && err.contains(" IOPS"), "{err}");
+}
+
+/// A minimum the job keeps passes: rate=2m against ratemin=1m, per direction.
+#[test]
+fn ratemin_met_passes() {
+    let job = "[r]\nioengine=null\nsize=1g\nbs=4k\nrw=rw\nrate=2m\nratemin=1m\nratecycle=400\nruntime=3\ntime_based\n";
+    let (v, ok, err, _d) = run_fsbench_any(job, "fio-json");
+    assert!(ok, "{err}");
+    assert_eq!(v["jobs"][0]["error"], 0);
+    let bw = v["jobs"][0]["write"]["bw_bytes"].as_f64().unwrap();
+    assert!(bw > 1.5e6, "the rate held: {bw} B/s");
+}
+
+/// The gaps between I/O completions (ms, from a lat log of every I/O).
+fn gaps_ms(log: &Path) -> Vec<f64> {
+    let t: Vec<f64> = std::fs::read_to_string(log)
+        .unwrap_or_else(|e| panic!("{}: {e}", log.display()))
+        .lines()
+        .filter_map(|l| l.split(',').next()?.trim().parse().ok())
+        .collect();
+    t.windows(2).map(|w| w[1] - w[0]).collect()
+}
+
+/// (mean, coefficient of variation)
+fn mean_cv(x: &[f64]) -> (f64, f64) {
+    let n = x.len() as f64;
+    let mean = x.iter().sum::<f64>() / n;
+    let var = x.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
+    (mean, var.sqrt() / mean)
+}
+
+/// rate_process=poisson spaces I/Os by exponential gaps (coefficient of
+/// variation near 1) at the same mean rate; linear spaces them evenly.
+#[test]
+fn poisson_rate_process_has_exponential_gaps_at_the_same_mean() {
+    let job = |process: &str| {
+        format!(
+            "[p]\nioengine=null\nsize=1g\nbs=4k\nrw=randwrite\nrate_iops=250\nrate_process={process}\n\
+             runtime=2\ntime_based\nwrite_lat_log=@DIR@/p\nlog_avg_msec=0\n"
+        )
+    };
+    let (_v, ok, err, d) = run_fsbench_any(&job("poisson"), "fio-json");
+    assert!(ok, "{err}");
+    let (mean, cv) = mean_cv(&gaps_ms(&d.path().join("p_lat.1.log")));
+    assert!((3.4..4.6).contains(&mean), "poisson: mean gap {mean} ms, expected 4 (250 IOPS)");
+    assert!((0.75..1.3).contains(&cv), "poisson: coefficient of variation {cv}, expected about 1");
+    let (_v, ok, err, d) = run_fsbench_any(&job("linear"), "fio-json");
+    assert!(ok, "{err}");
+    let (mean, cv) = mean_cv(&gaps_ms(&d.path().join("p_lat.1.log")));
+    assert!((3.6..4.4).contains(&mean), "linear: mean gap {mean} ms");
+    assert!(cv < 0.5, "linear: coefficient of variation {cv}, expected near 0");
+    if !have("fio") {
+        return;
+    }
+    let fdir = disk_tempdir();
+    let file = fdir.path().join("job.fio");
+    std::fs::write(&file, job("poisson").replace("@DIR@", &fdir.path().display().to_string())).unwrap();
+    let out = Command::new("fio").arg(&file).current_dir(fdir.path()).output().expect("fio runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (mean, cv) = mean_cv(&gaps_ms(&fdir.path().join("p_lat.1.log")));
+    assert!((3.4..4.6).contains(&mean) && (0.75..1.3).contains(&cv), "fio's poisson: mean {mean} ms, cv {cv}");
+}
