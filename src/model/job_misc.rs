@@ -104,6 +104,10 @@ pub struct JobMisc {
     pub flow_sleep_us: u64,
     /// Write until the device is full (fio `fill_device`).
     pub fill_device: bool,
+    /// fio `steadystate`, `ss_dur`, `ss_ramp`: end the job once its rate is steady.
+    pub steady: super::job_steady::SteadyState,
+    /// fio `latency_target` and its companions: search the queue depth.
+    pub latency: super::job_steady::LatencyTarget,
     /// `zonemode=strided` (true), `none` (false), or not given.
     pub zonemode_strided: Option<bool>,
     pub zonesize: u64,
@@ -186,6 +190,8 @@ impl Default for JobMisc {
             flow_id: 0,
             flow_sleep_us: 0,
             fill_device: false,
+            steady: Default::default(),
+            latency: Default::default(),
             zonemode_strided: None,
             zonesize: 0,
             zonerange: 0,

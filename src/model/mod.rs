@@ -14,6 +14,7 @@ pub mod flow;
 pub mod iozone;
 pub mod job;
 pub mod job_misc;
+pub mod job_steady;
 pub mod logs;
 pub mod postmark;
 pub mod recipe;

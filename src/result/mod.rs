@@ -322,6 +322,7 @@ pub mod flow;
 pub mod iozone;
 pub mod load;
 pub mod postmark;
+pub mod steady;
 #[cfg(test)]
 pub(crate) mod testutil;
 pub mod verify;

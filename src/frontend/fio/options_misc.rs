@@ -50,6 +50,34 @@ pub(super) fn set_rw_suffix(j: &mut JobState, n: Option<&str>) -> Result<(), Str
     Ok(())
 }
 
+/// fio's `steadystate=METRIC:LIMIT`: the limit is a percentage of the
+/// window's mean when it ends in `%`; otherwise IOPS, or a bandwidth in
+/// bytes/s that takes size suffixes (`bw:10m`).
+fn set_steadystate(j: &mut JobState, v: &str) -> Result<(), String> {
+    use crate::model::job_steady::SteadyMetric;
+    const FORM: &str = "iops:N, iops_slope:N, bw:N or bw_slope:N, N a number or a percentage such as iops:5%";
+    let Some((metric, limit)) = v.split_once(':') else { return Err(expected(FORM, v)) };
+    let (metric, slope) = match metric.trim().to_ascii_lowercase().as_str() {
+        "iops" => (SteadyMetric::Iops, false),
+        "iops_slope" => (SteadyMetric::Iops, true),
+        "bw" => (SteadyMetric::Bw, false),
+        "bw_slope" => (SteadyMetric::Bw, true),
+        _ => return Err(expected(FORM, v)),
+    };
+    let limit = limit.trim();
+    let (limit, percent) = match limit.strip_suffix('%') {
+        Some(n) => (percent_f(n, "a percentage such as iops:5%")?, true),
+        None if metric == SteadyMetric::Iops => (percent_f(limit, "an IOPS limit such as iops:50")?, false),
+        None => (parse_size(limit, j.kb_base).map_err(|_| expected("a bandwidth limit such as bw:10m (bytes/s)", limit))? as f64, false),
+    };
+    if limit < 0.0 {
+        return Err(expected("a limit of 0 or more", v));
+    }
+    let s = &mut j.spec.misc.steady;
+    (s.metric, s.slope, s.percent, s.limit) = (metric, slope, percent, limit);
+    Ok(())
+}
+
 fn percent_f(s: &str, what: &str) -> Result<f64, String> {
     let x: f64 = s.trim().parse().map_err(|_| expected(what, s))?;
     if !x.is_finite() {
@@ -643,28 +671,35 @@ pub static MISC: &[OptDef] = &[
     opt!(
         "latency_target",
         [],
-        "latency target for queue-depth profiling (accepted, not applied)",
-        Time(USEC, |j, _| accepted(
-            j,
-            "latency_target",
-            "the queue-depth search for a latency target is not run; the job keeps its iodepth"
-        ))
+        "latency (default unit us) I/Os must meet: the job searches the deepest queue that meets it",
+        Time(USEC, |j, d| j.spec.misc.latency.target_ns = d.as_nanos().min(u64::MAX as u128) as u64)
     ),
-    opt!("latency_window", [], "latency profiling window (accepted)", Time(USEC, |_, _| {})),
+    opt!(
+        "latency_window",
+        [],
+        "how long each queue depth is tried for latency_target (default unit us)",
+        Time(USEC, |j, d| j.spec.misc.latency.window_us = d.as_micros().min(u64::MAX as u128) as u64)
+    ),
     opt!(
         "latency_percentile",
         [],
-        "share of I/Os under latency_target (accepted)",
-        Value(|_, v| {
-            let x = percent_f(v, "a percentage such as 99.9")?;
+        "share of a window's I/Os that must meet latency_target (default 100)",
+        Value(|j, v| {
+            let x = percent_f(v.trim_end_matches('%'), "a percentage such as 99.9")?;
             if (0.0..=100.0).contains(&x) {
+                j.spec.misc.latency.percentile = x;
                 Ok(())
             } else {
                 Err(expected("a percentage from 0 to 100 such as 99.9", v))
             }
         })
     ),
-    opt!("latency_run", [], "keep profiling after the target is met (accepted)", Bool(|_, _| {})),
+    opt!(
+        "latency_run",
+        [],
+        "keep adjusting the queue depth for latency_target all run instead of stopping once it settles",
+        Bool(|j, b| j.spec.misc.latency.run = b)
+    ),
     opt!(
         "scramble_buffers",
         [],
@@ -676,23 +711,20 @@ pub static MISC: &[OptDef] = &[
     opt!(
         "steadystate",
         ["ss"],
-        "stop when a metric is steady (accepted, not applied)",
-        Value(|j, _| {
-            accepted(j, "steadystate", "steady-state detection is not applied; the job runs its full runtime");
-            Ok(())
-        })
+        "stop when the rate is steady: iops:N, iops_slope:N, bw:N or bw_slope:N (N absolute, or N% of the mean)",
+        Value(set_steadystate)
     ),
     opt!(
         "steadystate_duration",
         ["ss_dur"],
-        "steady-state window (accepted)",
-        Value(|_, v| crate::units::parse_duration(v, super::options::SEC).map(drop))
+        "steady-state window in whole seconds (default unit s; 0, the default, turns detection off)",
+        Time(super::options::SEC, |j, d| j.spec.misc.steady.dur_s = d.as_secs().min(u32::MAX as u64) as u32)
     ),
     opt!(
         "steadystate_ramp_time",
         ["ss_ramp"],
-        "steady-state ramp (accepted)",
-        Value(|_, v| crate::units::parse_duration(v, super::options::SEC).map(drop))
+        "time before steady-state samples count (default unit s)",
+        Time(super::options::SEC, |j, d| j.spec.misc.steady.ramp = d)
     ),
 ];
 

@@ -139,10 +139,13 @@ fn job(r: &RunResult, j: &JobResult, plus: bool) -> Value {
     m.insert("jobname".into(), json!(j.name));
     m.insert("groupid".into(), json!(j.group));
     let verify = crate::result::verify::VerifyStats::of(j);
-    // fio fails a job whose data does not verify with EILSEQ (84), other I/O errors with EIO.
+    // fio fails a job whose data does not verify with EILSEQ (84), a missed latency
+    // target with ETIMEDOUT (110), other I/O errors with EIO.
     let code = match (&j.error, &verify) {
         (None, _) => 0,
         (Some(_), Some(v)) if v.mismatches > 0 => libc::EILSEQ,
+        // A latency target missed at depth 1 with latency_percentile=100.
+        (Some(e), _) if e.starts_with("latency_target:") => libc::ETIMEDOUT,
         (Some(_), _) => libc::EIO,
     };
     m.insert("error".into(), json!(code));
@@ -180,11 +183,16 @@ fn job(r: &RunResult, j: &JobResult, plus: bool) -> Value {
     m.insert("latency_us".into(), us);
     m.insert("latency_ms".into(), ms);
     let iodepth = j.resolved.get("iodepth").and_then(Value::as_u64).unwrap_or(1);
-    // fsbench has no latency_target mode: fio's values when it is off.
-    m.insert("latency_depth".into(), json!(iodepth));
-    m.insert("latency_target".into(), json!(0));
-    m.insert("latency_percentile".into(), json!(100.0));
-    m.insert("latency_window".into(), json!(0));
+    // Without a latency target fio prints the iodepth, target 0, window 0, 100%.
+    let lat = j.resolved.get("misc").and_then(|m| m.get("latency"));
+    let lat_u64 = |k: &str| lat.and_then(|l| l.get(k)).and_then(Value::as_u64).unwrap_or(0);
+    m.insert("latency_depth".into(), json!(crate::result::steady::latency_depth(j).unwrap_or(iodepth)));
+    m.insert("latency_target".into(), json!(lat_u64("target_ns")));
+    m.insert("latency_percentile".into(), json!(lat.and_then(|l| l.get("percentile")).and_then(Value::as_f64).unwrap_or(100.0)));
+    m.insert("latency_window".into(), json!(lat_u64("window_us")));
+    if let Some(ss) = crate::result::steady::SteadyReport::of(j) {
+        m.insert("steadystate".into(), steadystate(&ss));
+    }
     if let Some(v) = verify {
         // Not a fio field (fio prints only failures): what was read back and checked.
         m.insert(
@@ -193,6 +201,26 @@ fn job(r: &RunResult, j: &JobResult, plus: bool) -> Value {
         );
     }
     Value::Object(m)
+}
+
+/// fio 3.33's `steadystate` object: the criterion as text with six
+/// decimals (and `%`), the window's samples oldest first, integer means.
+fn steadystate(ss: &crate::result::steady::SteadyReport) -> Value {
+    let pct = if ss.percent { "%" } else { "" };
+    json!({
+        "ss": ss.ss,
+        "duration": ss.duration,
+        "attained": u8::from(ss.attained),
+        "criterion": format!("{:.6}{pct}", ss.criterion as f32),
+        "max_deviation": ss.max_deviation,
+        "slope": ss.slope,
+        "data": {
+            "bw_mean": ss.bw_mean(),
+            "iops_mean": ss.iops_mean(),
+            "iops": ss.iops,
+            "bw": ss.bw,
+        },
+    })
 }
 
 const BATCH_KEYS: [&str; 7] = ["0", "4", "8", "16", "32", "64", ">=64"];

@@ -39,6 +39,7 @@ pub fn job(s: &mut String, j: &JobResult) {
     for op in &j.ops {
         op_block(s, j, op);
     }
+    goal_lines(s, j);
     if let Some(v) = crate::result::verify::VerifyStats::of(j) {
         let _ = writeln!(
             s,
@@ -52,6 +53,47 @@ pub fn job(s: &mut String, j: &JobResult) {
         );
     }
     s.push('\n');
+}
+
+/// What fio's steady-state detection and latency-target search found.
+fn goal_lines(s: &mut String, j: &JobResult) {
+    if let Some(ss) = crate::result::steady::SteadyReport::of(j) {
+        let what = if ss.iops_metric { "IOPS" } else { "bandwidth" };
+        let how = if ss.slope_mode { "slope" } else { "largest deviation from the mean" };
+        let unit = |x: f64| match (ss.percent, ss.iops_metric) {
+            (true, _) => format!("{x:.3}%"),
+            (false, true) => format!("{x:.3} IOPS"),
+            (false, false) => format!("{x:.0} B/s"),
+        };
+        let verdict = if ss.attained {
+            format!("attained: {what} {how} {} < {}", unit(ss.criterion), unit(ss.limit))
+        } else if ss.samples < u64::from(ss.duration) {
+            format!("not attained: {} of the {} s window sampled", ss.samples, ss.duration)
+        } else {
+            format!("not attained: {what} {how} {} at the last check, limit {}", unit(ss.criterion), unit(ss.limit))
+        };
+        let _ = writeln!(
+            s,
+            "  steady state ({}, {} s window): {verdict}; window mean {} IOPS, {}",
+            ss.ss,
+            ss.duration,
+            thousands(ss.iops_mean()),
+            bandwidth(ss.bw_mean() as f64)
+        );
+    }
+    if let Some(depth) = crate::result::steady::latency_depth(j) {
+        let lat = j.resolved.get("misc").and_then(|m| m.get("latency"));
+        let num = |k: &str| lat.and_then(|l| l.get(k)).and_then(serde_json::Value::as_f64).unwrap_or(0.0);
+        let _ = writeln!(
+            s,
+            "  latency target: {:.2}% of I/Os within {} µs per {} ms window: queue depth {} (iodepth {})",
+            num("percentile"),
+            us(num("target_ns")),
+            num("window_us") / 1000.0,
+            depth,
+            j.resolved.get("iodepth").and_then(serde_json::Value::as_u64).unwrap_or(1)
+        );
+    }
 }
 
 fn op_block(s: &mut String, j: &JobResult, op: &OpStats) {

@@ -6,6 +6,7 @@ pub mod files;
 pub mod logs;
 pub mod offsets;
 pub mod progress;
+pub mod steady;
 pub mod verify;
 pub mod worker;
 
@@ -95,6 +96,7 @@ pub fn warnings_for(spec: &JobSpec) -> Vec<String> {
         }
     }
     w.extend(verify_warnings(spec, info.name));
+    w.extend(steady::warnings(spec, info.name, info.caps.is_async));
     w
 }
 
@@ -188,6 +190,7 @@ pub(crate) fn run(jobs: Vec<JobSpec>, opts: &RunOptions, layout: &str) -> Result
             }
         }
     }
+    steady::check_groups(&jobs, &groups(&jobs)).map_err(RunError::Workload)?;
     crate::environment::space::check(&files::space_needs(&jobs), opts.allow_fill)?;
     let mut ledger = Ledger::default();
     let mut results = Vec::new();
@@ -264,6 +267,12 @@ fn run_group(
         .into_iter()
         .map(|(id, weight)| (id, Arc::new(worker::Flow { ios: AtomicU64::new(0), weight: AtomicU64::new(weight) })))
         .collect();
+    // With group_reporting fio judges the steady state of the whole group.
+    let group_reporting = members.iter().any(|&j| jobs[j].group_reporting);
+    let group_steady = members
+        .iter()
+        .find(|&&j| jobs[j].misc.steady.enabled() && group_reporting)
+        .map(|&j| steady::Steady::new(&jobs[j].misc.steady, members.iter().map(|&m| jobs[m].numjobs).sum()));
     let running: Vec<Arc<AtomicU64>> = members.iter().map(|&j| Arc::new(AtomicU64::new(u64::from(jobs[j].numjobs)))).collect();
     for (k, &j) in members.iter().enumerate() {
         let spec = Arc::new(jobs[j].clone());
@@ -305,6 +314,10 @@ fn run_group(
                     running: running[k].clone(),
                     flow: (spec.misc.flow > 0).then(|| flows[&spec.misc.flow_id].clone()),
                     events: opts.events.clone(),
+                    steady: match &group_steady {
+                        Some(g) => Some(g.clone()),
+                        None => spec.misc.steady.enabled().then(|| steady::Steady::new(&spec.misc.steady, 1)),
+                    },
                 },
             });
         }
@@ -398,6 +411,11 @@ fn collect_results(gid: u32, members: &[usize], jobs: &[JobSpec], outputs: Vec<(
             d.merge(&w.depths);
         }
         let r = out.last_mut().expect("a result");
+        // Every worker has ended, so a group's shared verdict is final.
+        let found = w.steady.as_ref().and_then(|s| s.report());
+        store_detail(r, "steadystate", found.map(|f| serde_json::to_value(f).unwrap_or_default()));
+        // fio reports the depth of the last clone.
+        store_detail(r, "latency_depth", w.latency_depth.map(|d| serde_json::json!(d)));
         r.threads += 1;
         r.elapsed_ns = r.elapsed_ns.max(w.elapsed_ns);
         r.partial |= w.partial;
@@ -431,6 +449,13 @@ fn collect_results(gid: u32, members: &[usize], jobs: &[JobSpec], outputs: Vec<(
         r.headline = r.op_headline();
     }
     out
+}
+
+fn store_detail(r: &mut JobResult, key: &str, v: Option<serde_json::Value>) {
+    let Some(v) = v else { return };
+    if let Some(m) = r.details.get_or_insert_with(|| serde_json::json!({})).as_object_mut() {
+        m.insert(key.into(), v);
+    }
 }
 
 fn options_map(options: &[(String, String)]) -> BTreeMap<String, String> {

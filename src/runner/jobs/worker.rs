@@ -9,6 +9,7 @@
 use super::files::{self, PreparedFile};
 use super::logs::{Recorder, Sample};
 use super::offsets::{OffsetGen, Shape, Skew};
+use super::steady::{LatSearch, LatStep, LeaveGuard, Steady};
 use super::verify::{Expect, Stamp, Verifier, VerifyStats};
 use crate::ioengine::{self, Completion, EngineBuf, EngineConfig, EngineFile, EnginePath, IoEngine, IoOp, IoUnit, Queued};
 use crate::measure::usage::{CpuUsage, UsageMark};
@@ -67,6 +68,8 @@ pub struct WorkerInput {
     pub flow: Option<Arc<Flow>>,
     /// Verification failures are told here as they happen.
     pub events: Arc<dyn Events>,
+    /// The steady-state judgement this clone takes part in (fio `ss_dur`).
+    pub steady: Option<Arc<Steady>>,
 }
 
 #[derive(Default)]
@@ -81,6 +84,10 @@ pub struct WorkerOutput {
     pub ramp_cpu: Option<CpuUsage>,
     pub depths: Depths,
     pub verify: Option<VerifyStats>,
+    /// Handed back so the group reads the verdict once every clone has ended.
+    pub steady: Option<Arc<Steady>>,
+    /// The depth the latency-target search ended at.
+    pub latency_depth: Option<u32>,
 }
 
 /// fio's queue-depth distributions (`iodepth_level`, `iodepth_submit`,
@@ -151,10 +158,12 @@ struct Ticker {
     cur_bytes: [u64; KINDS],
     ops: [Vec<u64>; KINDS],
     bytes: [Vec<u64>; KINDS],
+    /// Told each closed second: the steady-state check costs nothing per I/O.
+    steady: Option<Arc<Steady>>,
 }
 
 impl Ticker {
-    fn new(start: Instant, capacity: usize) -> Ticker {
+    fn new(start: Instant, capacity: usize, steady: Option<Arc<Steady>>) -> Ticker {
         let v = || Vec::with_capacity(capacity);
         Ticker {
             next: start + TICK,
@@ -162,7 +171,16 @@ impl Ticker {
             cur_bytes: [0; KINDS],
             ops: std::array::from_fn(|_| v()),
             bytes: std::array::from_fn(|_| v()),
+            steady,
         }
+    }
+
+    /// Measurement starts again at `now` (the latency search's final run).
+    fn restart(&mut self, now: Instant) {
+        self.cur_ops = [0; KINDS];
+        self.cur_bytes = [0; KINDS];
+        self.ops.iter_mut().chain(self.bytes.iter_mut()).for_each(Vec::clear);
+        self.next = now + TICK;
     }
 
     #[inline]
@@ -175,6 +193,11 @@ impl Ticker {
     }
 
     fn roll(&mut self) {
+        if let Some(s) = &self.steady {
+            // fio's steady state counts reads, writes and trims, not syncs.
+            let sec = self.ops[0].len() as u64;
+            s.second(sec, self.cur_ops[..SYNC].iter().sum(), self.cur_bytes[..SYNC].iter().sum());
+        }
         for d in 0..KINDS {
             self.ops[d].push(self.cur_ops[d]);
             self.bytes[d].push(self.cur_bytes[d]);
@@ -195,6 +218,8 @@ impl Ticker {
     /// interval that ended before `end` is complete even when no I/O
     /// finished after its boundary.
     fn into_timeline(mut self, used: [bool; KINDS], end: Instant) -> Timeline {
+        // The job is over; its trailing idle seconds are no rate to judge.
+        self.steady = None;
         while end >= self.next {
             self.roll();
         }
@@ -263,6 +288,11 @@ struct Worker<'a> {
     /// minimum), and per direction the last look's time, bytes and I/Os.
     rate_check_at: Option<Instant>,
     rate_marks: [Option<(Instant, u64, u64)>; 2],
+    /// fio's latency-target depth search, when the job sets latency_target.
+    lat: Option<LatSearch>,
+    /// Taken at the start for a latency search: its final run leaves the
+    /// search's CPU out, as the ramp's is.
+    search_mark: Option<UsageMark>,
 }
 
 /// The jobs of one `flow_id` in a group: their I/Os so far and the sum of
@@ -322,6 +352,7 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
         return fail(format!("unknown ioengine '{}'", spec.ioengine));
     };
     let _running = RunningGuard(input.running.clone());
+    let _leave = LeaveGuard(input.steady.clone());
     if let Err(e) = place_thread(&spec, input.clone) {
         return fail(e);
     }
@@ -432,7 +463,7 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
             OpStats::new(OP_NAMES[2], OpClass::Other, info.caps.is_async),
             OpStats::new(OP_NAMES[3], OpClass::Sync, false),
         ],
-        ticker: Ticker::new(window_start, capacity),
+        ticker: Ticker::new(window_start, capacity, input.steady.clone()),
         window_start,
         ramp_over: spec.ramp_time.is_zero(),
         ramp_mark: (!spec.ramp_time.is_zero()).then(UsageMark::thread_now),
@@ -462,6 +493,8 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
         // fio lets a job settle for 2 s after its ramp before the first look.
         rate_check_at: spec.misc.checks_min_rate().then(|| window_start + MIN_RATE_SETTLE),
         rate_marks: [None, None],
+        lat: spec.misc.latency.enabled().then(|| LatSearch::new(&spec.misc.latency, depth, t0)),
+        search_mark: spec.misc.latency.enabled().then(UsageMark::thread_now),
     };
     let region_total: u64 = input.files.iter().map(|f| f.region.end - f.region.start).sum();
     // With filesize, size only sets how much I/O a loop does, and no
@@ -494,7 +527,7 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
     }
     // A job that ended inside its ramp reports all it did, as fio does
     // (its statistics are only reset when the ramp ends).
-    let from = if w.ramp_over { window_start } else { t0 };
+    let from = if w.ramp_over { w.window_start } else { t0 };
     let elapsed_ns = end.saturating_duration_since(from).as_nanos() as u64;
     if let Some(l) = w.logs.take() {
         if let Err(e) = l.finish(elapsed_ns) {
@@ -507,6 +540,7 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
         }
     }
     drop(open);
+    let latency_depth = w.lat.as_ref().map(|l| l.qd as u32);
     let Worker { mut stats, mut ticker, mut error, ramp_cpu, depths, verifier, .. } = w;
     if info.caps.moves_no_data {
         // The engine's operations carry a block size but no bytes (fio
@@ -529,7 +563,18 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
         }
     }
     let ops = stats.into_iter().zip(used).filter(|(_, u)| *u).map(|(s, _)| s).collect();
-    WorkerOutput { ops, timeline: ticker.into_timeline(used, end), elapsed_ns, partial, error, ramp_cpu, depths, verify }
+    WorkerOutput {
+        ops,
+        timeline: ticker.into_timeline(used, end),
+        elapsed_ns,
+        partial,
+        error,
+        ramp_cpu,
+        depths,
+        verify,
+        steady: input.steady.clone(),
+        latency_depth,
+    }
 }
 
 fn seed_from_clock() -> u64 {
@@ -664,7 +709,7 @@ impl<'a> Worker<'a> {
             if stopped {
                 return true;
             }
-            if self.error.is_some() {
+            if self.error.is_some() || self.ended || self.halted() {
                 return false;
             }
             let t = Instant::now();
@@ -758,6 +803,8 @@ impl<'a> Worker<'a> {
         let sync_op = if spec.fsync > 0 { IoOp::Fsync } else { IoOp::Fdatasync };
         let batch_submit = spec.engine.iodepth_batch_submit as usize;
         let reap_min = (spec.engine.iodepth_batch_complete_min as usize).clamp(1, depth);
+        // I/Os in flight at most: the iodepth, or the latency search's depth.
+        let mut limit = self.lat.as_ref().map_or(depth, |l| l.qd.min(depth));
         let nfiles = files.len() as u32;
         let mut next_file = 0u32;
         let mut writes = 0u64;
@@ -766,7 +813,7 @@ impl<'a> Worker<'a> {
         let mut partial = false;
 
         loop {
-            while !done && self.inflight < depth {
+            while !done && self.inflight < limit {
                 if let Some(file) = sync_due {
                     if self.inflight > 0 {
                         break;
@@ -775,11 +822,19 @@ impl<'a> Worker<'a> {
                     sync_due = None;
                     continue;
                 }
-                let now = Instant::now();
+                let mut now = Instant::now();
                 if !self.ramp_over && now >= self.window_start {
                     self.start_window();
                     budget.issued = 0;
                     budget.ios = 0;
+                    limit = self.lat.as_ref().map_or(depth, |l| l.qd.min(depth));
+                }
+                // fio judges the depth outside the ramp only.
+                if self.ramp_over && self.lat.as_ref().is_some_and(|l| now >= l.due) {
+                    // A lower depth has drained the queue, so issuing on is right.
+                    limit = self.latency_step(depth);
+                    // Draining took time that is no part of the next I/O.
+                    now = Instant::now();
                 }
                 // One relaxed load of a flag nobody writes until Ctrl-C or
                 // an exitall: it stays in this core's cache and costs ~1 ns.
@@ -805,7 +860,7 @@ impl<'a> Worker<'a> {
                 if self.rate_check_at.is_some_and(|t| now >= t) {
                     self.check_min_rate(now);
                 }
-                if budget.exhausted(now) || self.error.is_some() || self.eof || self.ended {
+                if budget.exhausted(now) || self.error.is_some() || self.eof || self.ended || self.halted() {
                     done = true;
                     break;
                 }
@@ -881,7 +936,7 @@ impl<'a> Worker<'a> {
             if !self.batch.is_empty() {
                 self.commit();
             }
-            if self.inflight > 0 && (self.inflight == depth || done || sync_due.is_some()) {
+            if self.inflight > 0 && (self.inflight >= limit || done || sync_due.is_some()) {
                 self.reap(reap_min.min(self.inflight));
             }
             if done && self.inflight == 0 {
@@ -1018,6 +1073,70 @@ impl<'a> Worker<'a> {
         }
         for s in self.stats.iter_mut() {
             s.reset();
+        }
+        if let Some(l) = self.lat.as_mut() {
+            l.restart(Instant::now());
+        }
+    }
+
+    /// The steady-state criterion was met (by this clone, or by its group).
+    #[inline]
+    fn halted(&self) -> bool {
+        self.ticker.steady.as_ref().is_some_and(|s| s.halted())
+    }
+
+    /// Drain every I/O in flight (fio's quiesce).
+    fn quiesce(&mut self) {
+        while self.inflight > 0 {
+            self.reap(self.inflight);
+        }
+    }
+
+    /// A latency window has passed (or, at latency_percentile=100, an I/O
+    /// missed the target): apply fio's verdict. Returns the new depth limit.
+    #[cold]
+    fn latency_step(&mut self, depth: usize) -> usize {
+        let Some(l) = self.lat.as_mut() else { return depth };
+        let step = l.verdict();
+        match step {
+            LatStep::Next => l.new_cycle(Instant::now()),
+            // fio keeps counting into the failed window; it is judged again
+            // at the next I/O.
+            LatStep::Stuck => {}
+            LatStep::Done => self.ended = true,
+            LatStep::Fatal => {
+                let msg = format!(
+                    "latency_target: an I/O took {} ns, over the {} ns target at queue depth 1 with latency_percentile=100 (fio fails the job: max latency exceeded)",
+                    l.worst_ns,
+                    l.target_ns()
+                );
+                self.set_error(msg);
+            }
+            LatStep::Lower | LatStep::FinalRun => {
+                self.quiesce();
+                let now = Instant::now();
+                if step == LatStep::FinalRun {
+                    self.restart_measure(now);
+                }
+                if let Some(l) = self.lat.as_mut() {
+                    l.new_cycle(now);
+                }
+            }
+        }
+        self.lat.as_ref().map_or(depth, |l| l.qd.min(depth))
+    }
+
+    /// The latency search has settled: what it measured on the way is
+    /// forgotten, as fio resets its statistics for the final window.
+    fn restart_measure(&mut self, now: Instant) {
+        for s in self.stats.iter_mut() {
+            s.reset();
+        }
+        self.depths = Depths::default();
+        self.ticker.restart(now);
+        self.window_start = now;
+        if let Some(m) = self.search_mark.take() {
+            self.ramp_cpu = Some(m.until(&UsageMark::thread_now()));
         }
     }
 
@@ -1166,7 +1285,13 @@ impl<'a> Worker<'a> {
         let bytes = res.max(0) as u64;
         st.ops += 1;
         st.bytes += bytes;
-        st.lat.record(t.duration_since(s.start).as_nanos() as u64);
+        let lat_ns = t.duration_since(s.start).as_nanos() as u64;
+        st.lat.record(lat_ns);
+        if d != SYNC {
+            if let Some(l) = self.lat.as_mut() {
+                l.record(lat_ns, t);
+            }
+        }
         if self.with_submit {
             if let (Some(sl), Some(cl)) = (st.slat.as_mut(), st.clat.as_mut()) {
                 sl.record(s.submitted.duration_since(s.start).as_nanos() as u64);
