@@ -245,6 +245,7 @@ pub fn finish(job: Job) -> Result<JobSpec, FioError> {
         return Err(loc("time_based").err(Some("time_based"), msg));
     }
     check_verify(&job, &mut spec)?;
+    super::options_buffers::finish(&job, &mut spec).map_err(|(opt, m)| loc(opt).err(Some(opt), m))?;
     if let Some(raw) = &job.state.filename {
         spec.filenames = split_filenames(raw, spec.directory.as_deref()).map_err(|m| loc("filename").err(Some("filename"), m))?;
     }
