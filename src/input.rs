@@ -55,6 +55,19 @@ pub fn read_text(path: &Path, what: &str) -> Result<String, String> {
     String::from_utf8(read(path, what)?).map_err(|e| format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()))
 }
 
+/// At most `max` bytes from the start of a file (fio's `'file'` in a
+/// pattern, which takes what fits and leaves the rest). Bounded by `max`,
+/// so any kind of file will do, as in fio.
+pub fn read_prefix(path: &Path, max: usize) -> Result<Vec<u8>, String> {
+    let f = std::fs::File::open(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file or directory".to_string(),
+        _ => e.to_string(),
+    })?;
+    let mut bytes = Vec::with_capacity(max);
+    f.take(max as u64).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    Ok(bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -140,11 +140,39 @@ pub struct BufferContent {
     pub compress_percentage: u32,
     /// Chunk size the compress percentage applies to (fio `buffer_compress_chunk`).
     pub compress_chunk: u64,
+    /// Bytes repeated over each buffer from its start (fio `buffer_pattern`);
+    /// empty: none. With a compress percentage it fills the compressible part.
+    pub pattern: Vec<u8>,
+    /// Stamp the block offset and the issue time into every 512 bytes of a
+    /// write that is not refilled (fio `scramble_buffers`, as it applies it:
+    /// the frontend leaves it on only where fio would scramble).
+    pub scramble: bool,
+    /// Share of written buffers that copy an earlier one, 0..=100 (fio
+    /// `dedupe_percentage`); needs `refill`.
+    pub dedupe_percentage: u32,
+    /// Copies are drawn from the job's first unique buffers (fio
+    /// `dedupe_mode=working_set`) instead of repeating the previous one.
+    pub dedupe_working_set: bool,
+    /// The working set's share of the job's size (fio `dedupe_working_set_percentage`).
+    pub dedupe_working_set_percentage: u32,
+    /// The working set spans every job with this set (fio `dedupe_global`).
+    pub dedupe_global: bool,
 }
 
 impl Default for BufferContent {
     fn default() -> Self {
-        BufferContent { zero: false, refill: false, compress_percentage: 0, compress_chunk: 512 }
+        BufferContent {
+            zero: false,
+            refill: false,
+            compress_percentage: 0,
+            compress_chunk: 512,
+            pattern: Vec::new(),
+            scramble: false,
+            dedupe_percentage: 0,
+            dedupe_working_set: false,
+            dedupe_working_set_percentage: 5,
+            dedupe_global: false,
+        }
     }
 }
 

@@ -246,6 +246,7 @@ pub fn finish(job: Job) -> Result<JobSpec, FioError> {
     }
     check_verify(&job, &mut spec)?;
     check_min_rates(&job, &spec)?;
+    super::options_buffers::finish(&job, &mut spec).map_err(|(opt, m)| loc(opt).err(Some(opt), m))?;
     if let Some(raw) = &job.state.filename {
         spec.filenames = split_filenames(raw, spec.directory.as_deref()).map_err(|m| loc("filename").err(Some("filename"), m))?;
     }

@@ -18,6 +18,7 @@ pub use family::{Fio, LAYOUT};
 mod expand;
 mod ini;
 pub mod options;
+mod options_buffers;
 mod options_engine;
 mod options_engines_misc;
 mod options_log;

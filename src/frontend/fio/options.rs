@@ -27,7 +27,10 @@ pub struct JobState {
 
 impl JobState {
     pub fn new(name: &str) -> JobState {
-        JobState { spec: JobSpec::new(name), kb_base: 1024, filename: None, notes: Vec::new() }
+        let mut spec = JobSpec::new(name);
+        // fio's default; `options_buffers::finish` keeps it where fio applies it.
+        spec.buffer.scramble = true;
+        JobState { spec, kb_base: 1024, filename: None, notes: Vec::new() }
     }
 }
 
@@ -88,6 +91,7 @@ pub static TABLES: &[&[OptDef]] = &[
     super::options_engines_misc::ENGINES_MISC,
     super::options_log::LOGS,
     super::options_misc::MISC,
+    super::options_buffers::BUFFERS,
     super::options_verify::VERIFY,
 ];
 

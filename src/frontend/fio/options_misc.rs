@@ -641,34 +641,6 @@ pub static MISC: &[OptDef] = &[
         Time(USEC, |j, d| j.spec.misc.flow_sleep_us = d.as_micros() as u64)
     ),
     opt!(
-        "buffer_pattern",
-        [],
-        "write buffer pattern (accepted; fsbench's own content)",
-        Value(|j, _| {
-            accepted(
-                j,
-                "buffer_pattern",
-                "write buffers keep fsbench's content (random, or as zero_buffers/buffer_compress_percentage say)",
-            );
-            Ok(())
-        })
-    ),
-    opt!(
-        "dedupe_percentage",
-        [],
-        "percent of identical buffers (accepted, not applied)",
-        Uint(0, 100, |j, n| if n > 0 {
-            accepted(
-                j,
-                "dedupe_percentage",
-                "write buffers are not made deduplicable; results on deduplicating storage will differ from fio's",
-            )
-        })
-    ),
-    opt!("dedupe_mode", [], "repeat or working_set (accepted)", Value(|j, v| choice(j, "dedupe_mode", v, &["repeat", "working_set"], ""))),
-    opt!("dedupe_working_set_percentage", [], "dedupe working set (accepted)", Uint(0, 100, |_, _| {})),
-    opt!("dedupe_global", [], "dedupe across jobs (accepted)", Bool(|_, _| {})),
-    opt!(
         "latency_target",
         [],
         "latency (default unit us) I/Os must meet: the job searches the deepest queue that meets it",
@@ -699,14 +671,6 @@ pub static MISC: &[OptDef] = &[
         [],
         "keep adjusting the queue depth for latency_target all run instead of stopping once it settles",
         Bool(|j, b| j.spec.misc.latency.run = b)
-    ),
-    opt!(
-        "scramble_buffers",
-        [],
-        "scramble buffers per write (accepted)",
-        Bool(|j, b| if b {
-            accepted(j, "scramble_buffers", "write buffers are random already, unless refill_buffers asks for new content per write")
-        })
     ),
     opt!(
         "steadystate",

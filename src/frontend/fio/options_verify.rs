@@ -26,18 +26,29 @@ fn set_verify(j: &mut JobState, v: &str) -> Result<(), String> {
 }
 
 const PATTERN_FORM: &str =
-    "a pattern of hex (0xdeadbeef), decimal (17, -12), quoted text (\"abc\") and %o (the block offset), written one after another";
+    "a pattern of hex (0xdeadbeef), decimal (17, -12), quoted text (\"abc\"), a file's bytes ('file') and %o (the block offset), written one after another";
+
+/// fio's pattern buffer (MAX_PATTERN_SIZE in 3.33): longer patterns are
+/// refused, a file's bytes past it are left out.
+pub(super) const MAX_PATTERN: usize = 512;
 
 /// fio's pattern syntax: pieces written one after another, each a hex
-/// number (bytes in the order written), a decimal number (little-endian,
-/// as few bytes as it needs; negative ones as 4 bytes), a quoted string
-/// (its bytes, no escapes) or `%o` (the block's offset, 8 bytes).
+/// number (bytes in the order written; `0xff0x14` is two), a decimal number
+/// in the int range (little-endian, as few bytes as it needs; negative ones
+/// as 4 bytes), a double-quoted string (its bytes, no escapes), a
+/// single-quoted file name (its bytes) or, where `formats` allows it, `%o`
+/// (the block's offset, 8 bytes).
 pub(super) fn parse_pattern(v: &str) -> Result<VerifyPattern, String> {
+    parse_pattern_with(v, true)
+}
+
+pub(super) fn parse_pattern_with(v: &str, formats: bool) -> Result<VerifyPattern, String> {
     let s = v.trim().as_bytes();
     let mut bytes = Vec::new();
     let mut offset_at = Vec::new();
     let mut i = 0;
-    let bad = |why: &str| format!("expected {PATTERN_FORM}, got '{}' ({why})", clip(v));
+    let form = if formats { PATTERN_FORM } else { PATTERN_FORM.trim_end_matches(" and %o (the block offset), written one after another") };
+    let bad = |why: &str| format!("expected {form}, got '{}' ({why})", clip(v));
     while i < s.len() {
         match s[i] {
             b' ' | b',' => i += 1,
@@ -46,23 +57,39 @@ pub(super) fn parse_pattern(v: &str) -> Result<VerifyPattern, String> {
                 bytes.extend_from_slice(&s[i + 1..i + 1 + end]);
                 i += end + 2;
             }
-            b'%' if s.get(i + 1) == Some(&b'o') => {
+            b'\'' => {
+                let end = s[i + 1..].iter().position(|&c| c == b'\'').ok_or_else(|| bad("a quote is not closed"))?;
+                let name = String::from_utf8_lossy(&s[i + 1..i + 1 + end]).to_string();
+                let room = MAX_PATTERN.saturating_sub(bytes.len());
+                let data = crate::input::read_prefix(std::path::Path::new(&name), room)
+                    .map_err(|e| bad(&format!("pattern file '{}': {e}", clip(&name))))?;
+                if data.is_empty() {
+                    return Err(bad(&format!("pattern file '{}' is empty", clip(&name))));
+                }
+                bytes.extend_from_slice(&data);
+                i += end + 2;
+            }
+            b'%' if formats && s.get(i + 1) == Some(&b'o') => {
                 offset_at.push(bytes.len());
                 bytes.extend_from_slice(&[0; 8]);
                 i += 2;
             }
             b'0' if matches!(s.get(i + 1), Some(b'x' | b'X')) => {
-                let digits: Vec<u8> = s[i + 2..].iter().take_while(|c| c.is_ascii_hexdigit()).copied().collect();
-                if digits.is_empty() {
+                let mut n = s[i + 2..].iter().take_while(|c| c.is_ascii_hexdigit()).count();
+                // `0xff0x14`: the 0 before the next x starts a new number.
+                if n > 1 && s[i + 1 + n] == b'0' && matches!(s.get(i + 2 + n), Some(b'x' | b'X')) {
+                    n -= 1;
+                }
+                if n == 0 {
                     return Err(bad("0x without hex digits"));
                 }
                 let nib = |c: u8| (c as char).to_digit(16).expect("hex digit") as u8;
-                let mut d = digits.iter().map(|&c| nib(c)).collect::<Vec<u8>>();
+                let mut d: Vec<u8> = s[i + 2..i + 2 + n].iter().map(|&c| nib(c)).collect();
                 if d.len() % 2 == 1 {
                     d.insert(0, 0);
                 }
                 bytes.extend(d.chunks(2).map(|p| p[0] << 4 | p[1]));
-                i += 2 + digits.len();
+                i += 2 + n;
             }
             b'-' | b'0'..=b'9' => {
                 let neg = s[i] == b'-';
@@ -72,20 +99,19 @@ pub(super) fn parse_pattern(v: &str) -> Result<VerifyPattern, String> {
                     return Err(bad("'-' without digits"));
                 }
                 let text = std::str::from_utf8(&s[start..start + len]).expect("ascii digits");
-                let n: u64 = text.parse().map_err(|_| bad("a number too large"))?;
-                if neg {
-                    let x = i64::try_from(n).map_err(|_| bad("a number too large"))?.wrapping_neg();
-                    match i32::try_from(x) {
-                        Ok(x) => bytes.extend_from_slice(&x.to_le_bytes()),
-                        Err(_) => bytes.extend_from_slice(&x.to_le_bytes()),
-                    }
-                } else {
-                    let need = (8 - n.leading_zeros() as usize / 8).max(1);
-                    bytes.extend_from_slice(&n.to_le_bytes()[..need]);
-                }
+                let too_large = || bad("a decimal number outside -2147483648..2147483647");
+                let n: i64 = text.parse().map_err(|_| too_large())?;
+                let x = if neg { -n } else { n };
+                let x = i32::try_from(x).map_err(|_| too_large())? as u32;
+                let need = (4 - x.leading_zeros() as usize / 8).max(1);
+                bytes.extend_from_slice(&x.to_le_bytes()[..need]);
                 i = start + len;
             }
+            b'%' => return Err(bad("%o has no meaning here")),
             _ => return Err(bad(&format!("unexpected '{}'", s[i] as char))),
+        }
+        if bytes.len() > MAX_PATTERN {
+            return Err(bad(&format!("more than fio's {MAX_PATTERN} bytes")));
         }
     }
     if bytes.is_empty() {
@@ -134,7 +160,7 @@ fn accept_cpus(_: &mut JobState, v: &str) -> Result<(), String> {
 /// Verification: fio's names and forms.
 pub static VERIFY: &[OptDef] = &[
     opt!("verify", [], "check written data: md5, crc32c, crc64, sha256, xxhash, meta, pattern, null, ... or 0", Value(set_verify)),
-    opt!("verify_pattern", [], "fill pattern: 0xhex, decimal, \"text\", %o (block offset)", Value(set_pattern)),
+    opt!("verify_pattern", [], "fill pattern: 0xhex, decimal, \"text\", 'file', %o (block offset)", Value(set_pattern)),
     opt!("verify_interval", [], "bytes per verify header (>= 80), such as 512", Value(set_interval)),
     opt!("verify_offset", [], "move the verify header this many bytes into each interval", Value(set_verify_offset)),
     opt!("do_verify", [], "read back and check after writing (0/1)", Bool(|j, b| j.spec.verify.do_verify = b)),
@@ -175,7 +201,9 @@ mod tests {
         assert_eq!(p.bytes.len(), 1 + 8 + 4 + 4);
         assert_eq!(&p.bytes[13..], &[0xf4, 0xff, 0xff, 0xff]);
         assert!(parse_pattern("0x").unwrap_err().contains("without hex digits"));
-        assert!(parse_pattern("'ab'").unwrap_err().contains("unexpected '''"));
+        assert!(parse_pattern("'/nonexistent/ab'").unwrap_err().contains("no such file"));
+        assert!(parse_pattern("2147483648").unwrap_err().contains("outside -2147483648..2147483647"));
+        assert_eq!(parse_pattern("0xff0x14").unwrap().bytes, [0xff, 0x14]);
         assert!(parse_pattern("\"ab").unwrap_err().contains("not closed"));
     }
 

@@ -240,6 +240,19 @@ fn job_paths(spec: &JobSpec) -> Vec<PathBuf> {
     (0..spec.numjobs).flat_map(|c| files::paths(spec, c)).collect()
 }
 
+/// A thread's place among those sharing a global dedupe working set, over
+/// the whole invocation (fio deals the set out over them): (index, count),
+/// or (0, 0) for a thread outside it.
+fn dedupe_rank(jobs: &[JobSpec], j: usize, clone: u32) -> (u32, u32) {
+    let shares = |s: &JobSpec| s.buffer.dedupe_global && s.buffer.dedupe_working_set && s.buffer.dedupe_percentage > 0;
+    if !shares(&jobs[j]) {
+        return (0, 0);
+    }
+    let before: u32 = jobs[..j].iter().filter(|s| shares(s)).map(|s| s.numjobs).sum();
+    let all: u32 = jobs.iter().filter(|s| shares(s)).map(|s| s.numjobs).sum();
+    (before + clone, all)
+}
+
 struct Clone {
     job: usize,
     input: WorkerInput,
@@ -318,6 +331,7 @@ fn run_group(
                         Some(g) => Some(g.clone()),
                         None => spec.misc.steady.enabled().then(|| steady::Steady::new(&spec.misc.steady, 1)),
                     },
+                    dedupe_rank: dedupe_rank(jobs, j, c),
                 },
             });
         }

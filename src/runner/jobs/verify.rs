@@ -187,7 +187,7 @@ impl Verifier {
         if self.pattern.is_some() {
             self.fill_pattern_in_place(buf, block_offset);
         } else {
-            buffers::fill(buf, &self.content, &mut Rng::new(seed));
+            buffers::fill_verify(buf, &self.content, &mut Rng::new(seed));
         }
     }
 
@@ -197,7 +197,7 @@ impl Verifier {
         if self.pattern.is_some() {
             self.fill_pattern_in_place(buf, block_offset);
         } else {
-            buffers::fill(buf, &self.content, &mut Rng::new(seed));
+            buffers::fill_verify(buf, &self.content, &mut Rng::new(seed));
         }
         self.checksum_slot(slot, buf);
         self.state[slot] = SlotState::Fresh;
@@ -242,7 +242,7 @@ impl Verifier {
             if self.refill {
                 seed = self.rng.next_u64();
                 self.seeds[slot] = seed;
-                buffers::fill(&mut buf[..len], &self.content, &mut Rng::new(seed));
+                buffers::fill_verify(&mut buf[..len], &self.content, &mut Rng::new(seed));
             } else {
                 self.fill_pattern_in_place(&mut buf[..len], offset);
             }

@@ -16,7 +16,7 @@ use crate::measure::usage::{CpuUsage, UsageMark};
 use crate::model::job::{BlockSize, JobSpec, READ, TRIM, WRITE};
 use crate::model::job_misc::{ExitWhat, RateProcess, Sequencer};
 use crate::result::{OpClass, OpStats, Timeline};
-use crate::runner::buffers::{self, Buffers};
+use crate::runner::buffers::{self, Buffers, Dedupe};
 use crate::runner::events::Events;
 use crate::runner::rng::Rng;
 use crate::runner::sleep_unless_stopped;
@@ -70,6 +70,9 @@ pub struct WorkerInput {
     pub events: Arc<dyn Events>,
     /// The steady-state judgement this clone takes part in (fio `ss_dur`).
     pub steady: Option<Arc<Steady>>,
+    /// This thread's index and the count of threads sharing a global dedupe
+    /// working set (fio `dedupe_global`); (0, 0) outside one.
+    pub dedupe_rank: (u32, u32),
 }
 
 #[derive(Default)]
@@ -274,6 +277,10 @@ struct Worker<'a> {
     /// fill_device: ENOSPC ends the job instead of failing it.
     enospc_ends: bool,
     verifier: Option<Verifier>,
+    /// Seeds of refilled content when some writes copy earlier ones.
+    dedupe: Option<Dedupe>,
+    /// Scrambled writes carry their issue time since this instant.
+    epoch: Instant,
     /// verify_only: the write workload runs without I/O, only recording
     /// what it would have written.
     dry_run: bool,
@@ -394,6 +401,14 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
     let mut rng = Rng::new(if spec.randrepeat { spec.randseed } else { seed_from_clock() }.wrapping_add(input.clone as u64));
     let mut bufs = Buffers::new(depth, spec.max_bs() as usize);
     bufs.fill_all(&spec.buffer, &mut rng);
+    let job_bytes = spec.size.unwrap_or_else(|| input.files.iter().map(|f| f.region.end - f.region.start).sum());
+    let dedupe = Dedupe::new(
+        &spec.buffer,
+        spec.randseed.wrapping_add(u64::from(input.thread_number) << 48),
+        input.dedupe_rank,
+        job_bytes,
+        spec.bs[WRITE].min(),
+    );
 
     let efiles: Vec<EngineFile> = if opened {
         open.iter()
@@ -484,6 +499,8 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
         eof: false,
         enospc_ends: spec.misc.fill_device,
         verifier,
+        dedupe,
+        epoch: t0,
         dry_run: spec.verify.only && spec.verify.enabled() && spec.rw.writes(),
         writes_issued: 0,
         progress_base: 0,
@@ -1163,13 +1180,21 @@ impl<'a> Worker<'a> {
         let slot = self.free.pop().expect("a free slot whenever inflight < depth");
         let buf = self.bufs.slot(slot as usize);
         // With verification the verifier fills (it must know the seed).
-        if dir == WRITE && self.spec.buffer.refill && self.verifier.is_none() {
+        if dir == WRITE && (self.spec.buffer.refill || self.spec.buffer.scramble) && self.verifier.is_none() {
             // SAFETY: `buf` is a free slot (just popped from `free`, so no engine
             // uses it) of the zero-initialised Buffers of `spec.max_bs()` bytes
             // per slot, and `len` never exceeds the job's largest block size;
             // nothing else refers to the slot while `b` lives.
             let b = unsafe { std::slice::from_raw_parts_mut(buf, len as usize) };
-            buffers::fill(b, &self.spec.buffer, &mut self.rng);
+            if !self.spec.buffer.refill {
+                let t = start.saturating_duration_since(self.epoch);
+                buffers::scramble(b, offset, t.as_secs(), t.subsec_nanos());
+            } else if let Some(d) = self.dedupe.as_mut() {
+                // A copy must regenerate the same bytes: its own generator from its seed.
+                buffers::fill(b, &self.spec.buffer, &mut Rng::new(d.next_seed()));
+            } else {
+                buffers::fill(b, &self.spec.buffer, &mut self.rng);
+            }
         }
         let mut numberio = 0;
         let mut check = false;
