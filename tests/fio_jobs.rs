@@ -23,8 +23,13 @@ fn size_based_write_writes_exactly_size_bytes() {
     let file = dir.path().join("w.0.0");
     let data = std::fs::read(&file).unwrap();
     assert_eq!(data.len(), 1 << 20, "file holds exactly size bytes");
+    // Random by default, as fio's: fio 3.33's own file of this job is
+    // 11.4% zero bytes (its random fill, and the offset and time its
+    // scramble_buffers stamps into each 512 bytes), not zero-filled.
     let zeros = data.iter().filter(|&&b| b == 0).count();
-    assert!(zeros < data.len() / 50, "written data is random by default, found {zeros} zero bytes");
+    assert!(zeros < data.len() / 6, "written data is random by default, found {zeros} zero bytes");
+    let distinct: HashSet<u8> = data.iter().copied().collect();
+    assert_eq!(distinct.len(), 256, "every byte value occurs in random data");
     assert_eq!(v["jobs"][0]["partial"], false);
 }
 
