@@ -1,7 +1,13 @@
 //! Latency histograms: one per thread and operation, merged at the end.
 //!
 //! HdrHistogram with 3 significant digits (0.1% value error) over 1 ns ..
-//! 1 hour. Recording never allocates. Serialised as a summary plus the
+//! 1 hour. Two sizes of one type: `new()` holds the whole range (~270 KiB,
+//! written through at creation) so that recording never allocates, for the
+//! measurement paths; `Default` starts at 16 KiB and grows to the largest
+//! value it is given, for histograms that are filled after the clock stops,
+//! merged or read back (a run keeps one per operation and IOzone pass: a
+//! full one each made auto mode write 370 MB of zeros). Both map a value to
+//! the same bucket, so they merge exactly. Serialised as a summary plus the
 //! non-empty buckets, so a result file can be merged again later (threads,
 //! repeats and machines merge the same way: counts add).
 
@@ -22,12 +28,16 @@ pub struct LatencyHist {
 }
 
 impl Default for LatencyHist {
+    /// Growable: see the module's comment.
     fn default() -> Self {
-        Self::new()
+        let mut h = Histogram::new_with_bounds(1, 2, SIGFIG).expect("valid bounds");
+        h.auto(true);
+        LatencyHist { h }
     }
 }
 
 impl LatencyHist {
+    /// The whole range, so that `record` never allocates.
     pub fn new() -> Self {
         LatencyHist { h: Histogram::new_with_bounds(1, HIGHEST_NS, SIGFIG).expect("valid bounds") }
     }
@@ -35,7 +45,15 @@ impl LatencyHist {
     /// Record one latency in nanoseconds. Values beyond an hour are clamped.
     #[inline]
     pub fn record(&mut self, ns: u64) {
-        self.h.saturating_record(ns.max(1));
+        // Cannot fail: clamped into a full histogram's range, and a growable
+        // one grows (saturating_record would clamp to its current top).
+        let _ = self.h.record(ns.clamp(1, HIGHEST_NS));
+    }
+
+    /// Record `count` latencies of `ns` at once (rebuilding a histogram).
+    pub fn record_n(&mut self, ns: u64, count: u64) {
+        // Cannot fail: the value is within range or the histogram grows.
+        let _ = self.h.record_n(ns.clamp(1, HIGHEST_NS), count);
     }
 
     pub fn reset(&mut self) {
@@ -43,7 +61,8 @@ impl LatencyHist {
     }
 
     pub fn merge(&mut self, other: &LatencyHist) {
-        // Same bounds on both sides, so this cannot fail.
+        // Cannot fail: a full histogram holds every value a growable one
+        // can, and a growable one grows.
         let _ = self.h.add(&other.h);
     }
 
@@ -124,7 +143,7 @@ impl Serialize for LatencyHist {
 impl<'de> Deserialize<'de> for LatencyHist {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let repr = HistRepr::deserialize(d)?;
-        let mut h = LatencyHist::new();
+        let mut h = LatencyHist::default();
         for [v, c] in repr.buckets {
             h.h.record_n(v.clamp(1, HIGHEST_NS), c).map_err(D::Error::custom)?;
         }
@@ -163,6 +182,26 @@ mod tests {
         assert_eq!(b.count(), 6);
         assert_eq!(a.percentile(99.0), b.percentile(99.0));
         assert_eq!(a.summary().percentiles_ns, b.summary().percentiles_ns);
+    }
+
+    #[test]
+    fn growable_and_full_histograms_agree_and_merge_both_ways() {
+        let values = [1, 7, 999, 1_000, 123_456, 9_999_999, 2_000_000_000, 4_000_000_000_000];
+        let mut full = LatencyHist::new();
+        let mut small = LatencyHist::default();
+        for v in values {
+            full.record(v);
+            small.record(v);
+        }
+        assert_eq!(full.summary(), small.summary());
+        assert_eq!(full.buckets().collect::<Vec<_>>(), small.buckets().collect::<Vec<_>>());
+        let mut a = LatencyHist::default();
+        a.merge(&full);
+        let mut b = LatencyHist::new();
+        b.merge(&small);
+        assert_eq!(a.summary(), b.summary());
+        assert_eq!(a.count(), values.len() as u64);
+        assert_eq!(a.max(), full.max(), "clamped at an hour on both");
     }
 
     #[test]

@@ -109,9 +109,11 @@ pub struct OpStats {
 
 impl OpStats {
     pub fn new(name: &str, class: OpClass, with_submit: bool) -> Self {
+        // Full-range histograms: these are recorded into per operation.
         OpStats {
             name: name.to_string(),
             class,
+            lat: LatencyHist::new(),
             slat: with_submit.then(LatencyHist::new),
             clat: with_submit.then(LatencyHist::new),
             ..Default::default()

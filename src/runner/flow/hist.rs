@@ -74,27 +74,14 @@ impl CompactHist {
         self.counts.iter().sum()
     }
 
-    /// The same distribution as a `LatencyHist`, built from the non-empty
-    /// buckets (through its serialised form, which records counts per value).
+    /// The same distribution as a `LatencyHist` (growable), from the
+    /// non-empty buckets at their midpoints.
     pub fn to_latency(&self) -> LatencyHist {
-        let buckets: Vec<[u64; 2]> =
-            self.counts.iter().enumerate().filter(|(_, c)| **c > 0).map(|(i, c)| [midpoint(i).max(1), *c]).collect();
-        let repr = serde_json::json!({
-            "count": 0, "min_ns": 0, "max_ns": 0, "mean_ns": 0.0, "stddev_ns": 0.0,
-            "percentiles_ns": {}, "buckets": buckets,
-        });
-        match serde_json::from_value::<LatencyHist>(repr) {
-            Ok(h) => h,
-            Err(_) => {
-                let mut h = LatencyHist::new();
-                for [v, c] in buckets {
-                    for _ in 0..c {
-                        h.record(v);
-                    }
-                }
-                h
-            }
+        let mut h = LatencyHist::default();
+        for (i, &c) in self.counts.iter().enumerate().filter(|(_, c)| **c > 0) {
+            h.record_n(midpoint(i).max(1), c);
         }
+        h
     }
 }
 

@@ -176,14 +176,13 @@ pub(crate) fn op_stats(col: Column, outs: &mut [PassOut], active_ns: u64) -> OpS
         c if c.writes() => OpClass::DataWrite,
         _ => OpClass::DataRead,
     };
-    let mut o = OpStats::new(col.name(), class, false);
+    // Growable histograms (Default): the passes' are filled after the clock.
+    let mut o = OpStats { name: col.name().into(), class, ..Default::default() };
     for p in outs.iter() {
         o.ops += p.ops;
         o.bytes += p.bytes;
     }
-    // One pass's histogram is moved, not merged: merging walks all of its
-    // half-megabyte bucket array, which over auto mode's thousand passes
-    // cost more page faults than IOzone makes in its whole run.
+    // One pass's histogram is moved, not merged.
     match outs {
         [one] => std::mem::swap(&mut o.lat, &mut one.lat),
         _ => outs.iter().for_each(|p| o.lat.merge(&p.lat)),

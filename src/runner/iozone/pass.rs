@@ -284,9 +284,8 @@ impl<'a> Gate<'a> {
 struct Latencies {
     raw: Vec<u64>,
     k: usize,
-    /// Made only when the raw array is full, or after the clock: allocating
-    /// (and calloc's zeroing) its bucket array before a short pass evicted
-    /// the file's pages and the buffer from the cache.
+    /// Made only when the raw array is full, or after the clock (growable,
+    /// sized to the values).
     hist: Option<LatencyHist>,
 }
 
@@ -315,6 +314,7 @@ impl Latencies {
             *slot = ns;
             self.k += 1;
         } else {
+            // Full range: a pass this long records in the clock's span.
             self.hist.get_or_insert_with(LatencyHist::new).record(ns);
         }
     }
