@@ -35,3 +35,16 @@ fn every_cell_and_repeat_is_planned_once() {
     assert_eq!(names.len(), p.len());
     assert!(exp.workloads.iter().all(|w| w.family == "filebench"), "the environment study runs personalities");
 }
+
+#[test]
+fn the_iozone_experiments_pass_the_check_made_before_anything_runs() {
+    // `-U ${target}` names the file system the experiment mounts itself:
+    // the check before the run must not demand a mount point yet.
+    for name in ["iozone-sweep.toml", "iozone-filesystems.toml"] {
+        let exp = shipped(name);
+        if let Err(problems) = fsbench::runner::experiment::preflight(&exp, false, false) {
+            let about_workloads: Vec<&String> = problems.iter().filter(|p| p.contains("workload")).collect();
+            assert!(about_workloads.is_empty(), "{name}: {about_workloads:?}");
+        }
+    }
+}
