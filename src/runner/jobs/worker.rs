@@ -610,7 +610,10 @@ impl Pacer {
     fn active(&self) -> bool {
         self.bytes_per_s.iter().chain(&self.iops).any(|r| r.is_some())
     }
-    fn wait(&mut self, dir: usize, len: u64, now: Instant, stop: &AtomicBool, rng: &mut Rng) {
+    /// Sleep until this I/O is due, but not past `deadline` (the runtime's
+    /// end): as fio, a job whose next I/O is due after its runtime ends
+    /// with it rather than sleeping on.
+    fn wait(&mut self, dir: usize, len: u64, now: Instant, deadline: Option<Instant>, stop: &AtomicBool, rng: &mut Rng) {
         let mut due_ns = 0u128;
         if let Some(mean) = self.poisson_mean_ns.map(|m| m[dir]).filter(|m| *m > 0.0) {
             due_ns = self.next_ns[dir] as u128;
@@ -625,7 +628,10 @@ impl Pacer {
                 due_ns = due_ns.max(self.sent_ios[dir] as u128 * 1_000_000_000 / r.max(1) as u128);
             }
         }
-        let due = self.start + Duration::from_nanos(due_ns.min(u64::MAX as u128) as u64);
+        let mut due = self.start + Duration::from_nanos(due_ns.min(u64::MAX as u128) as u64);
+        if let Some(d) = deadline {
+            due = due.min(d);
+        }
         if due > now {
             sleep_unless_stopped(due - now, stop);
         }
@@ -851,8 +857,19 @@ impl<'a> Worker<'a> {
                 let len = gens[file as usize][gi].commit(offset, len);
                 let mut start = now;
                 if pacing && dir != TRIM {
-                    pacer.wait(dir, len, now, stop, &mut self.rng);
+                    pacer.wait(dir, len, now, budget.end_time, stop, &mut self.rng);
                     start = Instant::now();
+                    // As fio: an I/O whose wait ran into a stop or the
+                    // runtime's end is not issued.
+                    if stop.load(Ordering::Relaxed) {
+                        partial = true;
+                        done = true;
+                        break;
+                    }
+                    if budget.exhausted(start) {
+                        done = true;
+                        break;
+                    }
                 }
                 if !spec.thinktime.is_zero() && !self.dry_run {
                     sleep_unless_stopped(spec.thinktime, stop);
