@@ -9,6 +9,7 @@
 use super::files::{self, PreparedFile};
 use super::logs::{Recorder, Sample};
 use super::offsets::{OffsetGen, Shape, Skew};
+use super::roster::Seat;
 use super::verify::{Expect, Stamp, Verifier, VerifyStats};
 use crate::ioengine::{self, Completion, EngineBuf, EngineConfig, EngineFile, EnginePath, IoEngine, IoOp, IoUnit, Queued};
 use crate::measure::usage::{CpuUsage, UsageMark};
@@ -52,10 +53,12 @@ pub struct WorkerInput {
     pub files: Vec<PreparedFile>,
     /// Set by Ctrl-C: what the job did is reported as partial.
     pub stop: Arc<AtomicBool>,
-    /// The group's stop: set by a job's exitall (fio's terminate, which is
-    /// no failure) and by Ctrl-C, forwarded by the group's follower. The
+    /// This worker's stop: set by a job's exitall (fio's terminate, which
+    /// is no failure) and by Ctrl-C, forwarded by the group's follower. The
     /// only flag the I/O loop reads.
     pub halt: Arc<AtomicBool>,
+    /// Its place among the workers running with it, which exitall reaches.
+    pub seat: Seat,
     /// exitall with exit_what=all: the groups after this one do not run.
     pub end_run: Arc<AtomicBool>,
     pub progress: Arc<ProgressCell>,
@@ -258,6 +261,7 @@ struct Worker<'a> {
     /// Measured time of the write rounds and of the read-backs, per direction.
     phase_ns: [u64; 2],
     events: Arc<dyn Events>,
+    seat: &'a Seat,
     failures: Vec<String>,
     /// ratemin/rate_iops_min: when the rates are looked at next (None: no
     /// minimum), and per direction the last look's time, bytes and I/Os.
@@ -352,6 +356,9 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
     // delay, as in fio, not before the listener's clock has started.
     if !spec.startdelay.is_zero() {
         sleep_unless_stopped(spec.startdelay, &input.halt);
+    }
+    if spec.ramp_time.is_zero() {
+        input.seat.running();
     }
     let mut eopts = spec.engine.clone();
     eopts.map_advice = files::map_advice(&spec);
@@ -458,6 +465,7 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
         progress_base: 0,
         phase_ns: [0; 2],
         events: input.events.clone(),
+        seat: &input.seat,
         failures: Vec::with_capacity(8),
         // fio lets a job settle for 2 s after its ramp before the first look.
         rate_check_at: spec.misc.checks_min_rate().then(|| window_start + MIN_RATE_SETTLE),
@@ -523,7 +531,7 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
         v.stats
     });
     if spec.misc.exitall || (spec.misc.exitall_on_error && error.is_some()) {
-        input.halt.store(true, Ordering::Relaxed);
+        input.seat.exit(spec.misc.exit_what);
         if spec.misc.exit_what == ExitWhat::All {
             input.end_run.store(true, Ordering::Relaxed);
         }
@@ -1028,6 +1036,7 @@ impl<'a> Worker<'a> {
     /// The ramp is over: forget what it recorded.
     fn start_window(&mut self) {
         self.ramp_over = true;
+        self.seat.running();
         self.ticker.cur_ops = [0; KINDS];
         self.ticker.cur_bytes = [0; KINDS];
         if let Some(m) = self.ramp_mark.take() {
