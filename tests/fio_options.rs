@@ -380,6 +380,141 @@ fn exitall_stops_the_group_and_exit_what_decides_whether_the_next_runs() {
     assert_eq!(job_ms(&fio, "next"), Some(0), "fio does not run the next group either");
 }
 
+/// A job's total I/Os in a fio-json document, by name; None when it is not listed.
+fn job_ios(doc: &Value, name: &str) -> Option<u64> {
+    let j = doc["jobs"].as_array()?.iter().find(|j| j["jobname"] == name)?;
+    Some(j["read"]["total_ios"].as_u64().expect("total_ios") + j["write"]["total_ios"].as_u64().expect("total_ios"))
+}
+
+fn groupids(doc: &Value) -> Vec<u64> {
+    doc["jobs"].as_array().expect("jobs").iter().map(|j| j["groupid"].as_u64().expect("groupid")).collect()
+}
+
+/// new_group starts a reporting group, not a wait: two 2 s jobs run at the
+/// same time (about 2 s in all, not 4) and report as groups 0 and 1, in
+/// fsbench's own JSON (one run-together group holding both), in fio-json,
+/// terse and the text layout, as fio does. stonewall still waits.
+#[test]
+fn new_group_reports_apart_but_runs_alongside() {
+    let job = |extra: &str| {
+        format!("[global]\nioengine=null\nsize=1g\nbs=4k\nrw=write\ntime_based\nruntime=2\nthinktime=1ms\n[a]\n[b]\n{extra}\n")
+    };
+    let t = std::time::Instant::now();
+    let (v, ok, err, _d) = run_fsbench_any(&job("new_group"), "json");
+    let took = t.elapsed().as_secs_f64();
+    assert!(ok, "{err}");
+    assert!(took < 3.2, "new_group jobs must overlap: the run took {took:.2} s");
+    let jobs = v["jobs"].as_array().unwrap();
+    assert_eq!(jobs.iter().map(|j| j["group"].as_u64().unwrap()).collect::<Vec<_>>(), [0, 1]);
+    for j in jobs {
+        let ms = j["elapsed_ns"].as_u64().unwrap() / 1_000_000;
+        assert!((1900..2300).contains(&ms), "{} ran {ms} ms", j["name"]);
+    }
+    assert_eq!(v["groups"].as_array().unwrap().len(), 1, "one window measured: {}", v["groups"]);
+    assert_eq!(v["groups"][0]["group"], 0);
+    assert_eq!(v["groups"][0]["ran_with"], serde_json::json!([1]));
+    // The other formats, over shorter runs.
+    let short = |extra: &str| job(extra).replace("runtime=2", "runtime=500ms");
+    let (f, ok, err, d) = run_fsbench_any(&short("new_group"), "fio-json");
+    assert!(ok, "{err}");
+    assert_eq!(groupids(&f), [0, 1]);
+    let file = d.path().join("job.fio");
+    let out = fsbench().arg("fio").arg(&file).args(["--output-format=fio-terse", "--no-progress"]).output().unwrap();
+    let terse = String::from_utf8_lossy(&out.stdout);
+    let gids: Vec<&str> = terse.lines().filter_map(|l| l.split(';').nth(3)).collect();
+    assert_eq!(gids, ["0", "1"], "terse groupid: {terse}");
+    let out = fsbench().arg("fio").arg(&file).arg("--no-progress").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("group 0 (ran alongside group 1):") && text.contains("group 1 (ran alongside group 0):"), "{text}");
+    assert!(text.contains("group 0+1: "), "{text}");
+
+    let t = std::time::Instant::now();
+    let (v, ok, err, _d) = run_fsbench_any(&short("stonewall"), "json");
+    let took = t.elapsed().as_secs_f64();
+    assert!(ok, "{err}");
+    assert!(took >= 0.95, "stonewall must wait for a: the run took {took:.2} s");
+    assert_eq!(v["groups"].as_array().unwrap().len(), 2);
+
+    let t = std::time::Instant::now();
+    let Some((fio, ok, text)) = run_fio_any(&job("new_group")) else { return };
+    assert!(ok, "{text}");
+    assert_eq!(groupids(&fio), [0, 1]);
+    assert!(t.elapsed().as_secs_f64() < 3.5, "fio runs them together too");
+}
+
+/// fio's exitwhat.fio, scaled down (150 I/Os 2 ms apart for the slow jobs,
+/// 1 s runtimes, rate=300k for 300, as fio notices a stop only after a rate
+/// sleep of up to 2 s): slow1 and fast1 are reporting groups 0 and 1 that
+/// run together; slow2, fast2 and runsnever run after them as group 2.
+fn exitwhat(slow1_exit_what: &str) -> String {
+    let fast = "rw=randrw\nnumjobs=3\nioengine=libaio\niodepth=32\nrate=300k,300k,300k\nruntime=1\n";
+    format!(
+        "[global]\nfilename=@DIR@/test\nfilesize=16m\nblocksize=4096\ngroup_reporting\nexitall=1\n\
+         [slow1]\nrw=read\nnumjobs=1\nioengine=sync\nnew_group=1\nthinktime=2000\nnumber_ios=150\nexit_what={slow1_exit_what}\n\
+         [fast1]\nnew_group=1\n{fast}\
+         [slow2]\nstonewall\nrw=write\nnumjobs=1\nioengine=sync\nnew_group=1\nthinktime=2000\nnumber_ios=150\nexit_what=all\n\
+         [fast2]\n{fast}[runsnever]\n{fast}"
+    )
+}
+
+/// Per tool: the units reported (name, groupid) and fast1's and slow2's I/Os.
+fn exitwhat_check(doc: &Value, who: &str, what: &str) {
+    let units: Vec<(String, u64)> = doc["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| (j["jobname"].as_str().unwrap().to_string(), j["groupid"].as_u64().unwrap()))
+        .collect();
+    let want: &[(&str, u64)] =
+        if what == "all" && who == "fsbench" { &[("slow1", 0), ("fast1", 1)] } else { &[("slow1", 0), ("fast1", 1), ("slow2", 2)] };
+    let want: Vec<(String, u64)> = want.iter().map(|(n, g)| (n.to_string(), *g)).collect();
+    assert_eq!(units, want, "{who}, exit_what={what}: the reporting groups, merged by group_reporting");
+    assert_eq!(job_ios(doc, "slow1"), Some(150), "{who}, exit_what={what}");
+    // fast1's 3 clones move about 146 I/Os a second each at 300k per direction.
+    let fast1 = job_ios(doc, "fast1").unwrap();
+    if what == "group" {
+        assert!(fast1 > 350, "{who}: exit_what=group leaves fast1 (another group) to its runtime: {fast1} I/Os");
+    } else {
+        assert!(fast1 < 250, "{who}: exit_what={what} stops fast1 when slow1 ends: {fast1} I/Os");
+    }
+    let slow2 = job_ios(doc, "slow2");
+    if what == "all" {
+        assert!(slow2.is_none_or(|n| n == 0), "{who}: exit_what=all: nothing after slow1's group runs: {slow2:?}");
+    } else {
+        // slow2's own 150, with fast2 and runsnever (the same reporting group) stopped when it ends.
+        assert!(slow2.is_some_and(|n| (151..800).contains(&n)), "{who}, exit_what={what}: slow2's group: {slow2:?}");
+    }
+}
+
+fn exitwhat_as_fio(what: &str) {
+    let job = exitwhat(what);
+    let (v, ok, err, _d) = run_fsbench_any(&job, "fio-json");
+    assert!(ok, "{err}");
+    exitwhat_check(&v, "fsbench", what);
+    if what == "all" {
+        assert!(err.contains("job(s) slow2, fast2, runsnever did not run"), "{err}");
+    }
+    if let Some((fio, ok, text)) = run_fio_any(&job) {
+        assert!(ok, "{text}");
+        exitwhat_check(&fio, "fio", what);
+    }
+}
+
+#[test]
+fn exitwhat_fio_with_exit_what_group_leaves_the_other_reporting_group_running() {
+    exitwhat_as_fio("group");
+}
+
+#[test]
+fn exitwhat_fio_with_exit_what_stonewall_stops_every_running_job() {
+    exitwhat_as_fio("stonewall");
+}
+
+#[test]
+fn exitwhat_fio_with_exit_what_all_stops_everything() {
+    exitwhat_as_fio("all");
+}
+
 /// A job below its ratemin fails with fio's words (the job's error is EIO
 /// in fio-json, the run exits non-zero); exitall_on_error stops its group's
 /// other job then, and the next group still runs (exit_what=group).

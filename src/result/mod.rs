@@ -205,6 +205,8 @@ impl Timeline {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct JobResult {
     pub name: String,
+    /// Its reporting group (fio's groupid: `stonewall` or `new_group`
+    /// starts the next).
     pub group: u32,
     /// Worker threads merged into this result.
     pub threads: u32,
@@ -276,14 +278,33 @@ impl JobResult {
 
 /// What happened around one group of concurrently running jobs: the whole
 /// process's CPU and I/O, and what reached the devices holding the files.
+/// fio's reporting groups (`new_group`) that ran at the same time share
+/// one: these figures cannot be split between them.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct GroupResult {
+    /// The first reporting group that ran in this window.
     pub group: u32,
+    /// The later reporting groups that ran alongside `group` (fio's
+    /// `new_group` without `stonewall`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ran_with: Vec<u32>,
     /// From the group's start (after start delays) to its last worker's end.
     pub elapsed_ns: u64,
     pub cpu: CpuUsage,
     pub process_io: ProcessIo,
     pub devices: Vec<DeviceReport>,
+}
+
+impl GroupResult {
+    /// The reporting groups measured in this window, in order.
+    pub fn ids(&self) -> impl Iterator<Item = u32> + '_ {
+        std::iter::once(self.group).chain(self.ran_with.iter().copied())
+    }
+
+    /// Whether reporting group `gid` ran in this window.
+    pub fn holds(&self, gid: u32) -> bool {
+        self.group == gid || self.ran_with.contains(&gid)
+    }
 }
 
 /// Everything one invocation measured.
@@ -300,7 +321,8 @@ pub struct RunResult {
     #[serde(default)]
     pub layout: String,
     pub jobs: Vec<JobResult>,
-    /// One entry per group of jobs that ran together (fio's stonewall).
+    /// One entry per group of jobs that ran together (between fio's
+    /// stonewalls), each holding one or more reporting groups.
     pub groups: Vec<GroupResult>,
     pub system: SystemInfo,
     pub warnings: Vec<String>,

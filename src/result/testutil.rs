@@ -61,6 +61,7 @@ pub fn run(jobs: &[JobResult], devices: &[DeviceReport]) -> RunResult {
         jobs: jobs.to_vec(),
         groups: vec![GroupResult {
             group: 0,
+            ran_with: Vec::new(),
             elapsed_ns: 1_000_000_000,
             cpu: CpuUsage { user_s: 0.3, system_s: 0.2, wall_s: 1.0, ..Default::default() },
             process_io: Default::default(),

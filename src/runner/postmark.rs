@@ -900,7 +900,14 @@ pub(crate) fn run_plan(
     let cpu = u0.until(&UsageMark::now());
     let outcome = outcome.map_err(|e| e.to_string())?;
     let elapsed_ns = outcome.elapsed_ns;
-    let group = GroupResult { group: 0, elapsed_ns, process_io: process_io().since(&io0), devices: watch.finish(elapsed_ns), cpu };
+    let group = GroupResult {
+        group: 0,
+        ran_with: Vec::new(),
+        elapsed_ns,
+        process_io: process_io().since(&io0),
+        devices: watch.finish(elapsed_ns),
+        cpu,
+    };
     let d = &outcome.details;
     let secs = |a, b| d.span_ns(a, b) as f64 / 1e9;
     let per_s = |n: u64, s: f64| if s > 0.0 { n as f64 / s } else { 0.0 };

@@ -119,7 +119,7 @@ fn ctime(unix: u64) -> String {
 }
 
 fn job(r: &RunResult, j: &JobResult, plus: bool) -> Value {
-    let g = r.groups.iter().find(|g| g.group == j.group);
+    let g = r.groups.iter().find(|g| g.holds(j.group));
     let secs = j.elapsed_ns as f64 / 1e9;
     let cpu_pct = |v: f64| if secs > 0.0 { v / secs * 100.0 } else { 0.0 };
     let (usr, sys, ctx, majf, minf) = g

@@ -59,7 +59,9 @@ pub fn render(r: &RunResult) -> Result<String, String> {
 
 /// The common frame: a PARTIAL banner, then per group of jobs that ran
 /// together each job as `job` shows it, then what the process and the
-/// devices did during the group.
+/// devices did during the group. Reporting groups that ran at the same
+/// time (fio's new_group) each list their jobs and what those issued,
+/// then share the group's figures.
 pub fn by_group(r: &RunResult, job: fn(&mut String, &JobResult)) -> String {
     let mut s = String::new();
     if let Some(e) = &r.failed {
@@ -69,29 +71,26 @@ pub fn by_group(r: &RunResult, job: fn(&mut String, &JobResult)) -> String {
         let _ = writeln!(s, "*** PARTIAL RESULTS: the run was interrupted; figures cover what ran ***\n");
     }
     for g in &r.groups {
-        let members: Vec<&JobResult> = r.jobs.iter().filter(|j| j.group == g.group).collect();
-        for j in &members {
-            job(&mut s, j);
+        let members: Vec<&JobResult> = r.jobs.iter().filter(|j| g.holds(j.group)).collect();
+        for gid in g.ids() {
+            let own: Vec<&JobResult> = members.iter().copied().filter(|j| j.group == gid).collect();
+            for j in &own {
+                job(&mut s, j);
+            }
+            if !g.ran_with.is_empty() {
+                let others: Vec<String> = g.ids().filter(|&o| o != gid).map(|o| o.to_string()).collect();
+                let _ = writeln!(s, "group {gid} (ran alongside group {}):", others.join(", "));
+                issued(&mut s, &own);
+                s.push('\n');
+            }
         }
         group(&mut s, g, &members);
     }
     s
 }
 
-pub fn group(s: &mut String, g: &GroupResult, jobs: &[&JobResult]) {
-    let ops: u64 = jobs.iter().map(|j| j.counted_ops()).sum();
-    let c = &g.cpu;
-    let _ = writeln!(
-        s,
-        "group {}: {:.2} s wall; fsbench CPU (whole process, incl. kernel I/O worker threads): user {:.2} s, system {:.2} s{}; context switches {} voluntary, {} involuntary",
-        g.group,
-        g.elapsed_ns as f64 / 1e9,
-        c.user_s,
-        c.system_s,
-        if ops > 0 { format!(" = {:.2} µs CPU per op", c.us_per_op(ops)) } else { String::new() },
-        thousands(c.voluntary_ctx_switches),
-        thousands(c.involuntary_ctx_switches)
-    );
+/// What `jobs` issued, summed.
+fn issued(s: &mut String, jobs: &[&JobResult]) {
     let ((rn, rb), (wn, wb)) = jobs.iter().fold(((0, 0), (0, 0)), |((rn, rb), (wn, wb)), j| {
         let ((a, b), (c, d)) = j.issued();
         ((rn + a, rb + b), (wn + c, wb + d))
@@ -104,6 +103,24 @@ pub fn group(s: &mut String, g: &GroupResult, jobs: &[&JobResult]) {
         thousands(wn),
         bytes(wb)
     );
+}
+
+pub fn group(s: &mut String, g: &GroupResult, jobs: &[&JobResult]) {
+    let ops: u64 = jobs.iter().map(|j| j.counted_ops()).sum();
+    let c = &g.cpu;
+    let ids: Vec<String> = g.ids().map(|i| i.to_string()).collect();
+    let _ = writeln!(
+        s,
+        "group {}: {:.2} s wall; fsbench CPU (whole process, incl. kernel I/O worker threads): user {:.2} s, system {:.2} s{}; context switches {} voluntary, {} involuntary",
+        ids.join("+"),
+        g.elapsed_ns as f64 / 1e9,
+        c.user_s,
+        c.system_s,
+        if ops > 0 { format!(" = {:.2} µs CPU per op", c.us_per_op(ops)) } else { String::new() },
+        thousands(c.voluntary_ctx_switches),
+        thousands(c.involuntary_ctx_switches)
+    );
+    issued(s, jobs);
     let io = &g.process_io;
     let _ = writeln!(
         s,

@@ -314,7 +314,14 @@ fn execute(
     };
     job.headline = flow.io_summary(&job).headline();
     job.details = Some(serde_json::to_value(&flow).unwrap_or_default());
-    let group = GroupResult { group: 0, elapsed_ns: win.elapsed_ns, cpu: win.usage, process_io: win.io, devices: win.devices };
+    let group = GroupResult {
+        group: 0,
+        ran_with: Vec::new(),
+        elapsed_ns: win.elapsed_ns,
+        cpu: win.usage,
+        process_io: win.io,
+        devices: win.devices,
+    };
     Ok((job, group, roots))
 }
 

@@ -426,7 +426,14 @@ pub(crate) fn run_plan(
         return Err(RunError::Workload("the plan has no cell and test to run".into()));
     }
     outcome.jobs[0].details = Some(serde_json::to_value(&outcome.details).map_err(|e| e.to_string())?);
-    let group = GroupResult { group: 0, elapsed_ns: wall_ns, process_io: process_io().since(&io0), devices: watch.finish(wall_ns), cpu };
+    let group = GroupResult {
+        group: 0,
+        ran_with: Vec::new(),
+        elapsed_ns: wall_ns,
+        process_io: process_io().since(&io0),
+        devices: watch.finish(wall_ns),
+        cpu,
+    };
     Ok(crate::runner::envelope(opts, layout, started_unix, outcome.jobs, vec![group], &dirs, Vec::new(), outcome.partial))
 }
 

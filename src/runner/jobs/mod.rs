@@ -1,5 +1,5 @@
-//! Executes fio-model jobs: groups (stonewall), clones (numjobs), files,
-//! worker threads, and the accounting around each group.
+//! Executes fio-model jobs: groups (stonewall, new_group), clones (numjobs),
+//! files, worker threads, and the accounting around each group.
 
 mod checksum;
 pub mod files;
@@ -7,6 +7,7 @@ pub mod logs;
 pub mod offsets;
 pub mod progress;
 pub mod steady;
+mod roster;
 pub mod verify;
 pub mod worker;
 
@@ -38,17 +39,43 @@ pub(crate) fn run_with(
     run(jobs.to_vec(), opts, layout)
 }
 
-/// Groups of jobs that run together: a job with `stonewall` or `new_group`
-/// waits for everything before it.
-pub fn groups(jobs: &[JobSpec]) -> Vec<Vec<usize>> {
-    let mut out: Vec<Vec<usize>> = Vec::new();
-    for (i, j) in jobs.iter().enumerate() {
-        if out.is_empty() || j.stonewall || j.new_group {
-            out.push(Vec::new());
-        }
-        out.last_mut().expect("a group").push(i);
+/// fio's two groupings of jobs.
+pub struct Groups {
+    /// Jobs that run together, in file order: a job with `stonewall` waits
+    /// for every job before it.
+    pub run: Vec<Vec<usize>>,
+    /// Per job, its reporting group (fio's groupid): `stonewall` or
+    /// `new_group` starts the next one. It only decides how results are
+    /// labelled and summed and which jobs exit_what=group stops: the
+    /// reporting groups of one run group run at the same time.
+    pub gid: Vec<u32>,
+}
+
+/// The jobs of each reporting group, from each job's group id.
+fn reporting_groups(gid: &[u32]) -> Vec<Vec<usize>> {
+    let mut by: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+    for (j, &g) in gid.iter().enumerate() {
+        by.entry(g).or_default().push(j);
     }
-    out
+    by.into_values().collect()
+}
+
+/// The groups of `jobs`. As in fio, a first job's `stonewall` or
+/// `new_group` starts no empty group.
+pub fn groups(jobs: &[JobSpec]) -> Groups {
+    let mut run: Vec<Vec<usize>> = Vec::new();
+    let mut gid = Vec::with_capacity(jobs.len());
+    for (i, j) in jobs.iter().enumerate() {
+        let next = if i > 0 && (j.stonewall || j.new_group) { 1 } else { 0 };
+        gid.push(gid.last().map_or(0, |g| g + next));
+        if run.is_empty() || j.stonewall {
+            run.push(Vec::new());
+        }
+        if let Some(g) = run.last_mut() {
+            g.push(i);
+        }
+    }
+    Groups { run, gid }
 }
 
 /// Settings that silently do nothing in fio get a warning that says why.
@@ -190,7 +217,7 @@ pub(crate) fn run(jobs: Vec<JobSpec>, opts: &RunOptions, layout: &str) -> Result
             }
         }
     }
-    steady::check_groups(&jobs, &groups(&jobs)).map_err(RunError::Workload)?;
+    steady::check_groups(&jobs, &reporting_groups(&groups(&jobs).gid)).map_err(RunError::Workload)?;
     crate::environment::space::check(&files::space_needs(&jobs), opts.allow_fill)?;
     let mut ledger = Ledger::default();
     let mut results = Vec::new();
@@ -200,20 +227,20 @@ pub(crate) fn run(jobs: Vec<JobSpec>, opts: &RunOptions, layout: &str) -> Result
     // Set by a job's exitall with exit_what=all: later groups do not run.
     let end_run = Arc::new(AtomicBool::new(false));
     let all_groups = groups(&jobs);
-    for (gid, members) in all_groups.iter().enumerate() {
+    for (k, members) in all_groups.run.iter().enumerate() {
         if opts.stop.load(Ordering::Relaxed) {
             break;
         }
         if end_run.load(Ordering::Relaxed) {
-            let names: Vec<&str> = all_groups[gid..].iter().flatten().map(|&j| jobs[j].name.as_str()).collect();
+            let names: Vec<&str> = all_groups.run[k..].iter().flatten().map(|&j| jobs[j].name.as_str()).collect();
             warnings.warn(format!(
                 "exitall with exit_what=all ended the run after group {}: job(s) {} did not run (as in fio)",
-                gid - 1,
+                all_groups.gid[members[0]].saturating_sub(1),
                 names.join(", ")
             ));
             break;
         }
-        match run_group(gid as u32, members, &jobs, opts, &end_run, &mut ledger, &mut targets) {
+        match run_group(members, &all_groups.gid, &jobs, opts, &end_run, &mut ledger, &mut targets) {
             Ok((mut jr, gr)) => {
                 results.append(&mut jr);
                 group_results.push(gr);
@@ -258,9 +285,10 @@ struct Clone {
     input: WorkerInput,
 }
 
+/// Run the jobs `members` together; `gids` holds every job's reporting group.
 fn run_group(
-    gid: u32,
     members: &[usize],
+    gids: &[u32],
     jobs: &[JobSpec],
     opts: &RunOptions,
     end_run: &Arc<AtomicBool>,
@@ -268,9 +296,9 @@ fn run_group(
     targets: &mut Vec<PathBuf>,
 ) -> Result<(Vec<JobResult>, GroupResult), RunError> {
     let mut clones = Vec::new();
-    // fsbench's groups run one after another, so the jobs of this group are
-    // the ones running: exit_what=group and =stonewall both stop them.
-    let halt = Arc::new(AtomicBool::new(false));
+    // Only the jobs of this run group can be running: they are all
+    // exit_what=stonewall and =all can stop.
+    let roster = roster::Roster::new(members.iter().flat_map(|&j| std::iter::repeat_n(gids[j], jobs[j].numjobs as usize)));
     // fio's flows: the jobs of one flow_id share a count of I/Os.
     let mut weights: BTreeMap<u32, u64> = BTreeMap::new();
     for &j in members.iter().filter(|&&j| jobs[j].misc.flow > 0) {
@@ -280,12 +308,19 @@ fn run_group(
         .into_iter()
         .map(|(id, weight)| (id, Arc::new(worker::Flow { ios: AtomicU64::new(0), weight: AtomicU64::new(weight) })))
         .collect();
-    // With group_reporting fio judges the steady state of the whole group.
-    let group_reporting = members.iter().any(|&j| jobs[j].group_reporting);
-    let group_steady = members
-        .iter()
-        .find(|&&j| jobs[j].misc.steady.enabled() && group_reporting)
-        .map(|&j| steady::Steady::new(&jobs[j].misc.steady, members.iter().map(|&m| jobs[m].numjobs).sum()));
+    // With group_reporting fio judges the steady state of the whole
+    // reporting group.
+    let mut group_steady = BTreeMap::new();
+    for g in reporting_groups(gids) {
+        let here: Vec<usize> = g.into_iter().filter(|j| members.contains(j)).collect();
+        if !here.iter().any(|&j| jobs[j].group_reporting) {
+            continue;
+        }
+        if let Some(&j) = here.iter().find(|&&j| jobs[j].misc.steady.enabled()) {
+            let threads = here.iter().map(|&m| jobs[m].numjobs).sum();
+            group_steady.insert(gids[j], steady::Steady::new(&jobs[j].misc.steady, threads));
+        }
+    }
     let running: Vec<Arc<AtomicU64>> = members.iter().map(|&j| Arc::new(AtomicU64::new(u64::from(jobs[j].numjobs)))).collect();
     for (k, &j) in members.iter().enumerate() {
         let spec = Arc::new(jobs[j].clone());
@@ -312,6 +347,7 @@ fn run_group(
                     targets.push(t);
                 }
             }
+            let seat = roster.seat(clones.len());
             clones.push(Clone {
                 job: j,
                 input: WorkerInput {
@@ -320,14 +356,15 @@ fn run_group(
                     thread_number: first_thread + c,
                     files: prepared,
                     stop: opts.stop.clone(),
-                    halt: halt.clone(),
+                    halt: seat.halt(),
+                    seat,
                     end_run: end_run.clone(),
                     progress: Arc::new(ProgressCell::default()),
                     wait: wait.clone(),
                     running: running[k].clone(),
                     flow: (spec.misc.flow > 0).then(|| flows[&spec.misc.flow_id].clone()),
                     events: opts.events.clone(),
-                    steady: match &group_steady {
+                    steady: match group_steady.get(&gids[j]) {
                         Some(g) => Some(g.clone()),
                         None => spec.misc.steady.enabled().then(|| steady::Steady::new(&spec.misc.steady, 1)),
                     },
@@ -340,6 +377,8 @@ fn run_group(
     let refs: Vec<&Path> = watch_paths.iter().map(|p| p.as_path()).collect();
     let cells: Vec<Arc<ProgressCell>> = clones.iter().map(|c| c.input.progress.clone()).collect();
     let expected = progress::expected(members.iter().map(|&j| &jobs[j]));
+    let mut reporting: Vec<u32> = members.iter().map(|&j| gids[j]).collect();
+    reporting.dedup();
 
     let watch = DeviceWatch::start(&refs);
     let io_before = process_io();
@@ -355,8 +394,8 @@ fn run_group(
             })
             .collect();
         let meter = Arc::new(Meter::default());
-        opts.events.measuring(&format!("group {gid}"), &expected, meter.clone());
-        progress::follow(&cells, &meter, &opts.stop, &halt);
+        opts.events.measuring(&format!("group {}", label(&reporting)), &expected, meter.clone());
+        progress::follow(&cells, &meter, &opts.stop, &roster);
         opts.events.measured();
         handles
             .into_iter()
@@ -373,9 +412,24 @@ fn run_group(
     let elapsed_ns = (usage.wall_s * 1e9) as u64;
     let ramps: Vec<CpuUsage> = outputs.iter().filter_map(|(_, w)| w.ramp_cpu.clone()).collect();
     let usage = usage.without(&ramps);
-    let group =
-        GroupResult { group: gid, elapsed_ns, process_io: process_io().since(&io_before), devices: watch.finish(elapsed_ns), cpu: usage };
-    Ok((collect_results(gid, members, jobs, outputs), group))
+    let group = GroupResult {
+        group: reporting.first().copied().unwrap_or(0),
+        ran_with: reporting.get(1..).unwrap_or_default().to_vec(),
+        elapsed_ns,
+        process_io: process_io().since(&io_before),
+        devices: watch.finish(elapsed_ns),
+        cpu: usage,
+    };
+    Ok((collect_results(gids, jobs, outputs), group))
+}
+
+/// Reporting groups that run together, as the progress line names them: `2` or `2-4`.
+fn label(reporting: &[u32]) -> String {
+    match reporting {
+        [first, .., last] => format!("{first}-{last}"),
+        [one] => one.to_string(),
+        [] => String::new(),
+    }
 }
 
 fn failed(msg: &str) -> WorkerOutput {
@@ -393,14 +447,17 @@ fn target_of(path: &Path) -> PathBuf {
     }
 }
 
-/// Merge worker outputs into reported units: one per clone, or one per group
-/// with group_reporting (fio's rules).
-fn collect_results(gid: u32, members: &[usize], jobs: &[JobSpec], outputs: Vec<(usize, WorkerOutput)>) -> Vec<JobResult> {
-    let group_reporting = members.iter().any(|&j| jobs[j].group_reporting);
+/// Merge worker outputs (in file order) into reported units: one per clone,
+/// or one per reporting group with group_reporting. fio's rule (stat.c): a
+/// thread joins the unit before it when its job has group_reporting and the
+/// same reporting group, else it starts a unit.
+fn collect_results(gids: &[u32], jobs: &[JobSpec], outputs: Vec<(usize, WorkerOutput)>) -> Vec<JobResult> {
     let mut out: Vec<JobResult> = Vec::new();
     let mut depths: Vec<worker::Depths> = Vec::new();
+    let mut last_gid = None;
     for (job, w) in outputs {
         let spec = &jobs[job];
+        let gid = gids[job];
         let fresh = || JobResult {
             name: spec.name.clone(),
             group: gid,
@@ -417,10 +474,11 @@ fn collect_results(gid: u32, members: &[usize], jobs: &[JobSpec], outputs: Vec<(
             // fio's JSON lists the [global] section's options apart.
             details: Some(serde_json::json!({ "global_options": options_map(&spec.options[..spec.global_options]) })),
         };
-        if !group_reporting || out.is_empty() {
+        if !(spec.group_reporting && last_gid == Some(gid)) {
             out.push(fresh());
             depths.push(worker::Depths::default());
         }
+        last_gid = Some(gid);
         if let Some(d) = depths.last_mut() {
             d.merge(&w.depths);
         }
@@ -474,4 +532,20 @@ fn store_detail(r: &mut JobResult, key: &str, v: Option<serde_json::Value>) {
 
 fn options_map(options: &[(String, String)]) -> BTreeMap<String, String> {
     options.iter().cloned().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stonewall_makes_run_groups_new_group_only_reporting_ones() {
+        // (stonewall, new_group) per job, as fio's init.c counts groupids.
+        let flags = [(true, true), (false, false), (false, true), (false, false), (true, false), (false, true), (true, true)];
+        let jobs: Vec<JobSpec> =
+            flags.iter().map(|&(stonewall, new_group)| JobSpec { stonewall, new_group, ..JobSpec::new("j") }).collect();
+        let g = groups(&jobs);
+        assert_eq!(g.run, vec![vec![0, 1, 2, 3], vec![4, 5], vec![6]]);
+        assert_eq!(g.gid, vec![0, 0, 1, 1, 2, 3, 4]);
+    }
 }

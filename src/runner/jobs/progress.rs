@@ -1,6 +1,7 @@
 //! What a group of jobs is expected to do, and the meter a progress display
 //! reads while it runs.
 
+use super::roster::Roster;
 use super::worker::ProgressCell;
 use crate::model::job::JobSpec;
 use crate::runner::events::{Expected, Meter};
@@ -27,13 +28,13 @@ pub fn expected<'a>(jobs: impl Iterator<Item = &'a JobSpec>) -> Expected {
 
 /// Keep `meter` current (every 100 ms) until every worker is done or the
 /// run is stopped: the bytes the workers have issued, summed. A stop is
-/// passed on to `halt`, the one flag the workers' I/O loops read.
-pub fn follow(cells: &[Arc<ProgressCell>], meter: &Meter, stop: &AtomicBool, halt: &AtomicBool) {
+/// passed on to each worker's halt flag, the one flag its I/O loop reads.
+pub fn follow(cells: &[Arc<ProgressCell>], meter: &Meter, stop: &AtomicBool, roster: &Roster) {
     loop {
         let bytes: u64 = cells.iter().map(|c| c.bytes.load(Ordering::Relaxed)).sum();
         meter.bytes.store(bytes, Ordering::Relaxed);
         if stop.load(Ordering::Relaxed) {
-            halt.store(true, Ordering::Relaxed);
+            roster.halt_all();
             break;
         }
         if cells.iter().all(|c| c.done.load(Ordering::Relaxed)) {

@@ -33,7 +33,7 @@ pub fn check_groups(jobs: &[JobSpec], groups: &[Vec<usize>]) -> Result<(), Strin
             return Err(format!(
                 "job '{}': its steadystate/ss_dur/ss_ramp differ from job '{}' in the same group, which fio rejects \
                  (\"steadystate options must be consistent within reporting groups\"); give both the same settings \
-                 or start a new group with stonewall",
+                 or start a new reporting group with new_group or stonewall",
                 jobs[odd].name, jobs[first].name
             ));
         }

@@ -10,6 +10,7 @@ use super::files::{self, PreparedFile};
 use super::logs::{Recorder, Sample};
 use super::offsets::{OffsetGen, Shape, Skew};
 use super::steady::{LatSearch, LatStep, LeaveGuard, Steady};
+use super::roster::Seat;
 use super::verify::{Expect, Stamp, Verifier, VerifyStats};
 use crate::ioengine::{self, Completion, EngineBuf, EngineConfig, EngineFile, EnginePath, IoEngine, IoOp, IoUnit, Queued};
 use crate::measure::usage::{CpuUsage, UsageMark};
@@ -53,10 +54,12 @@ pub struct WorkerInput {
     pub files: Vec<PreparedFile>,
     /// Set by Ctrl-C: what the job did is reported as partial.
     pub stop: Arc<AtomicBool>,
-    /// The group's stop: set by a job's exitall (fio's terminate, which is
-    /// no failure) and by Ctrl-C, forwarded by the group's follower. The
+    /// This worker's stop: set by a job's exitall (fio's terminate, which
+    /// is no failure) and by Ctrl-C, forwarded by the group's follower. The
     /// only flag the I/O loop reads.
     pub halt: Arc<AtomicBool>,
+    /// Its place among the workers running with it, which exitall reaches.
+    pub seat: Seat,
     /// exitall with exit_what=all: the groups after this one do not run.
     pub end_run: Arc<AtomicBool>,
     pub progress: Arc<ProgressCell>,
@@ -290,6 +293,7 @@ struct Worker<'a> {
     /// Measured time of the write rounds and of the read-backs, per direction.
     phase_ns: [u64; 2],
     events: Arc<dyn Events>,
+    seat: &'a Seat,
     failures: Vec<String>,
     /// ratemin/rate_iops_min: when the rates are looked at next (None: no
     /// minimum), and per direction the last look's time, bytes and I/Os.
@@ -390,6 +394,9 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
     // delay, as in fio, not before the listener's clock has started.
     if !spec.startdelay.is_zero() {
         sleep_unless_stopped(spec.startdelay, &input.halt);
+    }
+    if spec.ramp_time.is_zero() {
+        input.seat.running();
     }
     let mut eopts = spec.engine.clone();
     eopts.map_advice = files::map_advice(&spec);
@@ -506,6 +513,7 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
         progress_base: 0,
         phase_ns: [0; 2],
         events: input.events.clone(),
+        seat: &input.seat,
         failures: Vec::with_capacity(8),
         // fio lets a job settle for 2 s after its ramp before the first look.
         rate_check_at: spec.misc.checks_min_rate().then(|| window_start + MIN_RATE_SETTLE),
@@ -574,7 +582,7 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
         v.stats
     });
     if spec.misc.exitall || (spec.misc.exitall_on_error && error.is_some()) {
-        input.halt.store(true, Ordering::Relaxed);
+        input.seat.exit(spec.misc.exit_what);
         if spec.misc.exit_what == ExitWhat::All {
             input.end_run.store(true, Ordering::Relaxed);
         }
@@ -672,7 +680,10 @@ impl Pacer {
     fn active(&self) -> bool {
         self.bytes_per_s.iter().chain(&self.iops).any(|r| r.is_some())
     }
-    fn wait(&mut self, dir: usize, len: u64, now: Instant, stop: &AtomicBool, rng: &mut Rng) {
+    /// Sleep until this I/O is due, but not past `deadline` (the runtime's
+    /// end): as fio, a job whose next I/O is due after its runtime ends
+    /// with it rather than sleeping on.
+    fn wait(&mut self, dir: usize, len: u64, now: Instant, deadline: Option<Instant>, stop: &AtomicBool, rng: &mut Rng) {
         let mut due_ns = 0u128;
         if let Some(mean) = self.poisson_mean_ns.map(|m| m[dir]).filter(|m| *m > 0.0) {
             due_ns = self.next_ns[dir] as u128;
@@ -687,7 +698,10 @@ impl Pacer {
                 due_ns = due_ns.max(self.sent_ios[dir] as u128 * 1_000_000_000 / r.max(1) as u128);
             }
         }
-        let due = self.start + Duration::from_nanos(due_ns.min(u64::MAX as u128) as u64);
+        let mut due = self.start + Duration::from_nanos(due_ns.min(u64::MAX as u128) as u64);
+        if let Some(d) = deadline {
+            due = due.min(d);
+        }
         if due > now {
             sleep_unless_stopped(due - now, stop);
         }
@@ -923,8 +937,19 @@ impl<'a> Worker<'a> {
                 let len = gens[file as usize][gi].commit(offset, len);
                 let mut start = now;
                 if pacing && dir != TRIM {
-                    pacer.wait(dir, len, now, stop, &mut self.rng);
+                    pacer.wait(dir, len, now, budget.end_time, stop, &mut self.rng);
                     start = Instant::now();
+                    // As fio: an I/O whose wait ran into a stop or the
+                    // runtime's end is not issued.
+                    if stop.load(Ordering::Relaxed) {
+                        partial = true;
+                        done = true;
+                        break;
+                    }
+                    if budget.exhausted(start) {
+                        done = true;
+                        break;
+                    }
                 }
                 if !spec.thinktime.is_zero() && !self.dry_run {
                     sleep_unless_stopped(spec.thinktime, stop);
@@ -1083,6 +1108,7 @@ impl<'a> Worker<'a> {
     /// The ramp is over: forget what it recorded.
     fn start_window(&mut self) {
         self.ramp_over = true;
+        self.seat.running();
         self.ticker.cur_ops = [0; KINDS];
         self.ticker.cur_bytes = [0; KINDS];
         if let Some(m) = self.ramp_mark.take() {
