@@ -6,8 +6,8 @@ pub mod files;
 pub mod logs;
 pub mod offsets;
 pub mod progress;
-pub mod steady;
 mod roster;
+pub mod steady;
 pub mod verify;
 pub mod worker;
 

@@ -9,8 +9,8 @@
 use super::files::{self, PreparedFile};
 use super::logs::{Recorder, Sample};
 use super::offsets::{OffsetGen, Shape, Skew};
-use super::steady::{LatSearch, LatStep, LeaveGuard, Steady};
 use super::roster::Seat;
+use super::steady::{LatSearch, LatStep, LeaveGuard, Steady};
 use super::verify::{Expect, Stamp, Verifier, VerifyStats};
 use crate::ioengine::{self, Completion, EngineBuf, EngineConfig, EngineFile, EnginePath, IoEngine, IoOp, IoUnit, Queued};
 use crate::measure::usage::{CpuUsage, UsageMark};
