@@ -331,3 +331,105 @@ fn fio_plot_draws_the_logs_and_the_latency_histogram() {
         );
     }
 }
+
+/// The priority column (the last) of a log, as written.
+fn prio_column(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .map(|l| l.rsplit(", ").next().unwrap_or("").trim().to_string())
+        .collect()
+}
+
+/// Distinct values of the column with their share of the lines.
+fn shares(col: &[String]) -> std::collections::BTreeMap<String, f64> {
+    let mut m = std::collections::BTreeMap::new();
+    for v in col {
+        *m.entry(v.clone()).or_insert(0.0) += 1.0 / col.len() as f64;
+    }
+    m
+}
+
+/// Run `args` in `dir` with fio itself; false when it cannot (not installed or refused).
+fn fio_in(dir: &Path, args: &[&str]) -> bool {
+    Command::new("fio").current_dir(dir).args(args).arg("--output=/dev/null").status().map(|s| s.success()).unwrap_or(false)
+}
+
+/// cmdprio's share of I/Os and the priority column of the per-I/O logs,
+/// with and without log_prio, against fio 3.33 on the same job.
+#[test]
+fn cmdprio_priority_column_matches_fio() {
+    for engine in ["io_uring", "libaio"] {
+        for (log_prio, extra) in [("1", &["--cmdprio_class=2", "--cmdprio=3", "--prio=6"][..]), ("0", &["--prioclass=2"][..])] {
+            let engine_opt = format!("--ioengine={engine}");
+            // fio's command line knows an engine's options only after its ioengine.
+            let mut job = vec![
+                "--name=job",
+                engine_opt.as_str(),
+                "--rw=randrw",
+                "--bs=4k",
+                "--size=2m",
+                "--direct=1",
+                "--iodepth=4",
+                "--cmdprio_percentage=40,70",
+                "--write_lat_log=p",
+                "--write_iops_log=p",
+            ];
+            let lp = format!("--log_prio={log_prio}");
+            job.push(lp.as_str());
+            job.extend(extra);
+            let ours = disk_tempdir();
+            let dir_opt = format!("--directory={}", s(ours.path()));
+            let mut a = job.clone();
+            a.push(&dir_opt);
+            let out = fsbench().current_dir(ours.path()).arg("fio").args(&a).arg("--no-progress").output().unwrap();
+            if !out.status.success() {
+                let err = String::from_utf8_lossy(&out.stderr);
+                if err.contains(engine)
+                    && (err.contains("not supported") || err.contains("ENOSYS") || err.contains("Function not implemented"))
+                {
+                    skip(&format!("{engine} is not available here: {err}"));
+                    continue;
+                }
+                panic!("fsbench {a:?}: {err}");
+            }
+            let (want_high, want_low) = if log_prio == "1" { ("0x4003", "0x4006") } else { ("1", "0") };
+            for kind in ["lat", "clat", "slat", "iops"] {
+                let col = prio_column(&ours.path().join(format!("p_{kind}.1.log")));
+                assert_eq!(col.len(), 512, "{engine} {kind}: one line per I/O");
+                let sh = shares(&col);
+                let keys: Vec<&str> = sh.keys().map(String::as_str).collect();
+                assert_eq!(
+                    keys,
+                    [want_low, want_high].iter().copied().collect::<std::collections::BTreeSet<_>>().into_iter().collect::<Vec<_>>(),
+                    "{engine} {kind} log_prio={log_prio}"
+                );
+                // Reads 40 %, writes 70 %, about half of each: about 55 % overall.
+                assert!((0.45..0.65).contains(&sh[want_high]), "{engine} {kind}: high share {}", sh[want_high]);
+            }
+            // Per direction: column 3 is the direction.
+            let text = std::fs::read_to_string(ours.path().join("p_clat.1.log")).unwrap();
+            for (dir, lo, hi) in [("0", 0.28, 0.52), ("1", 0.58, 0.82)] {
+                let lines: Vec<&str> = text.lines().filter(|l| l.split(", ").nth(2) == Some(dir)).collect();
+                let high = lines.iter().filter(|l| l.ends_with(&format!(", {want_high}"))).count() as f64 / lines.len() as f64;
+                assert!((lo..hi).contains(&high), "{engine} ddir {dir}: high share {high}");
+            }
+            let theirs = disk_tempdir();
+            let dir_opt = format!("--directory={}", s(theirs.path()));
+            let mut b = job.clone();
+            b.push(&dir_opt);
+            if !fio_in(theirs.path(), &b) {
+                skip(&format!("fio did not run {b:?}: the column is not compared with fio's"));
+                continue;
+            }
+            for kind in ["lat", "clat", "slat", "iops"] {
+                let mine = shares(&prio_column(&ours.path().join(format!("p_{kind}.1.log"))));
+                let fio = shares(&prio_column(&theirs.path().join(format!("p_{kind}.1.log"))));
+                assert_eq!(mine.keys().collect::<Vec<_>>(), fio.keys().collect::<Vec<_>>(), "{engine} {kind} log_prio={log_prio}: values");
+                for (k, v) in &mine {
+                    assert!((v - fio[k]).abs() < 0.1, "{engine} {kind}: share of {k}: fsbench {v}, fio {}", fio[k]);
+                }
+            }
+        }
+    }
+}

@@ -119,7 +119,7 @@ fn data(info: &'static EngineInfo) {
     let res = run(&mut *eng, &[unit(IoOp::Write, 1, 0, p[0], 0)])[0];
     assert!(res < 0 && res > -4096, "{name}: write on a read-only file gave {res}, expected a negative errno");
     // A read straddling the end is short or an error, never the full length.
-    let tail = IoUnit { op: IoOp::Read, file: 0, offset: size - BS as u64 / 2, len: BS as u32, buf: p[0], slot: 0 };
+    let tail = IoUnit { op: IoOp::Read, file: 0, offset: size - BS as u64 / 2, len: BS as u32, buf: p[0], slot: 0, prio: 0 };
     let res = run(&mut *eng, &[tail])[0];
     assert!(res != BS as i64 && res > -4096, "{name}: read across the end gave {res}");
     assert!(res < 0 || res == BS as i64 / 2, "{name}: a short read returns the bytes there were ({res})");
@@ -167,7 +167,7 @@ fn trim_punches(info: &EngineInfo, eng: &mut dyn IoEngine, f: &File, path: &Path
     }
     assert_eq!(run(eng, &[unit(IoOp::Fsync, 0, 0, p[0], 0)]), [0]);
     let before = f.metadata().unwrap().blocks();
-    let trim = IoUnit { op: IoOp::Trim, file: 0, offset: 2 * BS as u64, len: 2 * BS as u32, buf: p[0], slot: 0 };
+    let trim = IoUnit { op: IoOp::Trim, file: 0, offset: 2 * BS as u64, len: 2 * BS as u32, buf: p[0], slot: 0, prio: 0 };
     assert_eq!(run(eng, &[trim]), [2 * BS as i64], "{name}: trim");
     let after = f.metadata().unwrap().blocks();
     assert!(after < before, "{name}: trim left st_blocks at {after} (was {before})");
@@ -206,7 +206,7 @@ fn falloc(info: &'static EngineInfo) {
         [EngineFile { fd: f.as_raw_fd(), size: region, writable: true }, EngineFile { fd: r.as_raw_fd(), size: region, writable: false }];
     eng.setup(&files, &bufs.engine_bufs()).unwrap();
     let p = bufs.ptrs[0];
-    let io = |op, file, offset, len| IoUnit { op, file, offset, len, buf: p, slot: 0 };
+    let io = |op, file, offset, len| IoUnit { op, file, offset, len, buf: p, slot: 0, prio: 0 };
     // A write allocates and extends.
     assert_eq!(run(&mut *eng, &[io(IoOp::Write, 0, 4 * BS as u64, 4 * BS as u32)]), [4 * BS as i64]);
     let m = f.metadata().unwrap();

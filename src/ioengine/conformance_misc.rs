@@ -51,7 +51,7 @@ fn by_path(name: &str, misc: MiscEngineOptions, paths: &[PathBuf], bytes: u64) -
 }
 
 fn op(e: &mut Box<dyn IoEngine>, op: IoOp, file: u32, buf: *mut u8, len: u32) -> i64 {
-    match e.queue(&IoUnit { op, file, offset: 0, len, buf, slot: 0 }).unwrap() {
+    match e.queue(&IoUnit { op, file, offset: 0, len, buf, slot: 0, prio: 0 }).unwrap() {
         Queued::Done(r) => r,
         Queued::Pending => panic!("a synchronous engine left an I/O pending"),
     }

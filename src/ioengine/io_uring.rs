@@ -236,12 +236,12 @@ impl Uring {
 /// Build the entry for `io` with `$fd` (a `types::Fd` or `types::Fixed`).
 macro_rules! sqe {
     ($self:ident, $io:ident, $fd:expr) => {{
-        let (buf, len, off, slot) = ($io.buf, $io.len, $io.offset, $io.slot);
+        let (buf, len, off, slot, prio) = ($io.buf, $io.len, $io.offset, $io.slot, $io.prio);
         match $io.op {
-            IoOp::Read if $self.fixedbufs => opcode::ReadFixed::new($fd, buf, len, slot as u16).offset(off).build(),
-            IoOp::Read => opcode::Read::new($fd, buf, len).offset(off).build(),
-            IoOp::Write if $self.fixedbufs => opcode::WriteFixed::new($fd, buf, len, slot as u16).offset(off).build(),
-            IoOp::Write => opcode::Write::new($fd, buf, len).offset(off).build(),
+            IoOp::Read if $self.fixedbufs => opcode::ReadFixed::new($fd, buf, len, slot as u16).offset(off).ioprio(prio).build(),
+            IoOp::Read => opcode::Read::new($fd, buf, len).offset(off).ioprio(prio).build(),
+            IoOp::Write if $self.fixedbufs => opcode::WriteFixed::new($fd, buf, len, slot as u16).offset(off).ioprio(prio).build(),
+            IoOp::Write => opcode::Write::new($fd, buf, len).offset(off).ioprio(prio).build(),
             IoOp::Fsync => opcode::Fsync::new($fd).build(),
             IoOp::Fdatasync => opcode::Fsync::new($fd).flags(types::FsyncFlags::DATASYNC).build(),
             IoOp::Trim => unreachable!("trims are done inline by queue"),
@@ -454,7 +454,7 @@ mod tests {
                     b.fill(0);
                 }
                 offs[slot as usize] = off;
-                let io = IoUnit { op, file: 0, offset: off, len: BS as u32, buf: b.as_mut_ptr(), slot };
+                let io = IoUnit { op, file: 0, offset: off, len: BS as u32, buf: b.as_mut_ptr(), slot, prio: 0 };
                 match e.queue(&io).unwrap() {
                     Queued::Done(r) => {
                         check(bufs, op, off, slot, r, &mut expect);
@@ -507,7 +507,7 @@ mod tests {
             let Some(mut e) = make(depth, &o) else { return };
             e.setup(&[EngineFile { fd: f.as_raw_fd(), size, writable: true }], &bufs.engine_bufs()).unwrap();
             drive(e.as_mut(), &bufs, IoOp::Write, blocks);
-            let sync = IoUnit { op: IoOp::Fsync, file: 0, offset: 0, len: 0, buf: bufs.ptr, slot: 0 };
+            let sync = IoUnit { op: IoOp::Fsync, file: 0, offset: 0, len: 0, buf: bufs.ptr, slot: 0, prio: 0 };
             assert_eq!(one(e.as_mut(), sync), 0);
         }
         let f = open(&path, direct);
@@ -585,10 +585,10 @@ mod tests {
             let Some(mut e) = make(2, &o) else { return };
             e.setup(&[EngineFile { fd: f.as_raw_fd(), size: BS as u64, writable: true }], &bufs.engine_bufs()).unwrap();
             pattern(0, bufs.slot(0));
-            let w = IoUnit { op: IoOp::Write, file: 0, offset: 0, len: BS as u32, buf: bufs.ptr, slot: 0 };
+            let w = IoUnit { op: IoOp::Write, file: 0, offset: 0, len: BS as u32, buf: bufs.ptr, slot: 0, prio: 0 };
             assert_eq!(one(e.as_mut(), w), BS as i64);
             for op in [IoOp::Fsync, IoOp::Fdatasync] {
-                let s = IoUnit { op, file: 0, offset: 0, len: 0, buf: bufs.ptr, slot: 1 };
+                let s = IoUnit { op, file: 0, offset: 0, len: 0, buf: bufs.ptr, slot: 1, prio: 0 };
                 assert_eq!(one(e.as_mut(), s), 0, "{op:?}");
             }
         }
@@ -613,6 +613,7 @@ mod tests {
             len,
             buf: bufs.slot(slot as usize).as_mut_ptr(),
             slot,
+            prio: 0,
         };
         // good, bad fd, unmapped buffer, good: in one batch.
         let unmapped = IoUnit { buf: 8 as *mut u8, ..io(2, 0, 0, BS as u32) };
@@ -654,6 +655,7 @@ mod tests {
                     len: BS as u32,
                     buf: bufs.slot(s as usize).as_mut_ptr(),
                     slot: s,
+                    prio: 0,
                 };
                 assert_eq!(e.queue(&u).unwrap(), Queued::Pending);
             }
@@ -682,7 +684,7 @@ mod tests {
         e.setup(&[EngineFile { fd: f.as_raw_fd(), size: 8 * BS as u64, writable: false }], &bufs.engine_bufs()).unwrap();
         for s in 0..8u32 {
             let buf = bufs.slot(s as usize).as_mut_ptr();
-            let u = IoUnit { op: IoOp::Read, file: 0, offset: s as u64 * BS as u64, len: BS as u32, buf, slot: s };
+            let u = IoUnit { op: IoOp::Read, file: 0, offset: s as u64 * BS as u64, len: BS as u32, buf, slot: s, prio: 0 };
             e.queue(&u).unwrap();
         }
         e.commit().unwrap();
@@ -712,7 +714,7 @@ mod tests {
             for s in 0..n {
                 let len = if op == IoOp::Fsync { 0 } else { BS as u32 };
                 let buf = bufs.slot(s).as_mut_ptr();
-                let u = IoUnit { op, file: 0, offset: (s * BS) as u64, len, buf, slot: s as u32 };
+                let u = IoUnit { op, file: 0, offset: (s * BS) as u64, len, buf, slot: s as u32, prio: 0 };
                 assert_eq!(e.queue(&u).unwrap(), Queued::Pending);
             }
             e.commit().unwrap();

@@ -34,6 +34,8 @@ const IOCB_CMD_PREAD: u16 = 0;
 const IOCB_CMD_PWRITE: u16 = 1;
 const IOCB_CMD_FSYNC: u16 = 2;
 const IOCB_CMD_FDSYNC: u16 = 3;
+/// `aio_reqprio` holds an ioprio value for this iocb (Linux 5.0).
+const IOCB_FLAG_IOPRIO: u32 = 1 << 1;
 
 /// How often an `io_submit` that keeps answering EAGAIN is retried. With at
 /// most `iodepth` I/Os in a context sized for `iodepth` it never happens.
@@ -356,6 +358,10 @@ impl IoEngine for Libaio {
             aio_buf: buf,
             aio_nbytes: len,
             aio_offset: if opcode >= IOCB_CMD_FSYNC { 0 } else { io.offset as i64 },
+            // Without the flag the kernel ignores aio_reqprio: an I/O with
+            // prio 0 keeps the thread's priority, as without cmdprio.
+            aio_reqprio: io.prio as i16,
+            aio_flags: if io.prio != 0 { IOCB_FLAG_IOPRIO } else { 0 },
             ..Iocb::default()
         };
         self.pending.push(cb as *mut Iocb);

@@ -58,6 +58,9 @@ pub struct IoUnit {
     pub buf: *mut u8,
     /// Index of the buffer slot (also the token that comes back on completion).
     pub slot: u32,
+    /// Kernel ioprio value for this I/O alone (fio's cmdprio); 0 leaves it to
+    /// the thread's priority. Only io_uring and libaio carry it.
+    pub prio: u16,
 }
 
 /// What `queue` did with an I/O.

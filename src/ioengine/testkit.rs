@@ -74,7 +74,7 @@ pub fn open(path: &Path, direct: bool) -> Option<File> {
 
 pub fn unit(op: IoOp, file: u32, offset: u64, buf: *mut u8, slot: u32) -> IoUnit {
     let len = if matches!(op, IoOp::Read | IoOp::Write | IoOp::Trim) { BS as u32 } else { 0 };
-    IoUnit { op, file, offset, len, buf, slot }
+    IoUnit { op, file, offset, len, buf, slot, prio: 0 }
 }
 
 /// Queue a batch (distinct slots 0..n), commit, reap everything; the

@@ -200,11 +200,52 @@ pub struct EngineOptions {
     pub donorname: Option<String>,
     /// e4defrag: allocate and free the donor's blocks per I/O instead of once (fio `inplace`).
     pub inplace: bool,
+    /// io_uring and libaio: a priority per I/O (fio's `cmdprio_*`).
+    pub cmdprio: CmdPrio,
     /// Mapped engines: the access pattern to advise on each mapping
     /// (fio's `fadvise_hint` applied with madvise). Set by the runner from
     /// the job's pattern, not by an option.
     #[serde(skip)]
     pub map_advice: MapAdvice,
+}
+
+/// fio's per-command priorities, per direction (read, write). Values are
+/// kernel ioprio values: `class << 13 | level`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct CmdPrio {
+    /// Percent of I/Os issued with `class`/`level` (`cmdprio_percentage`).
+    pub percentage: [u32; 2],
+    /// `cmdprio_class`; 0 means unset, which fio takes as realtime (1).
+    pub class: [u32; 2],
+    /// `cmdprio`.
+    pub level: [u32; 2],
+    /// `cmdprio_bssplit`: per block size, percent and priority (`None`:
+    /// `class`/`level`). Exclusive with `percentage`.
+    pub bssplit: [Vec<PrioSplit>; 2],
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct PrioSplit {
+    pub bs: u64,
+    pub percent: u32,
+    pub ioprio: Option<u16>,
+}
+
+/// The kernel's I/O priority encoding.
+pub fn ioprio_value(class: u32, level: u32) -> u16 {
+    ((class.min(7) << 13) | level.min(7)) as u16
+}
+
+impl CmdPrio {
+    pub fn active(&self) -> bool {
+        self.percentage.iter().any(|&p| p > 0) || self.bssplit.iter().any(|v| !v.is_empty())
+    }
+
+    /// The priority of direction `d`'s prioritised I/Os when an entry names none.
+    pub fn implicit(&self, d: usize) -> u16 {
+        let class = if self.class[d] == 0 { 1 } else { self.class[d] };
+        ioprio_value(class, self.level[d])
+    }
 }
 
 /// What a mapped engine tells the kernel about its accesses.

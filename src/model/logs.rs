@@ -44,8 +44,8 @@ pub struct LogSpec {
     pub hist_coarseness: u32,
     /// One file per thread (`.N.log`) instead of one per job.
     pub per_job_logs: bool,
-    /// The priority column holds the I/O's whole priority value rather
-    /// than 1 for high priority; fsbench issues no prioritised I/O, so 0.
+    /// The priority column holds the I/O's whole ioprio value rather than
+    /// 1 for a realtime class (fio's `log_prio`).
     pub prio: bool,
 }
 

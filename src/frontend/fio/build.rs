@@ -268,6 +268,7 @@ pub fn finish(job: Job) -> Result<JobSpec, FioError> {
         spec.engine.donorname = Some(dir.join(name).display().to_string());
     }
     super::options_engines_misc::finish(&mut spec).map_err(|(opt, m)| loc(opt).err(Some(opt), m))?;
+    super::options_engine::finish_cmdprio(&|o| job.set_at.contains_key(o), &spec).map_err(|(opt, m)| loc(opt).err(Some(opt), m))?;
     Ok(spec)
 }
 

@@ -53,7 +53,12 @@ pub static LOGS: &[OptDef] = &[
         Uint(0, 6, |j, n| j.spec.logs.hist_coarseness = n)
     ),
     opt!("per_job_logs", [], "one log file per thread, .N.log (1, default) or per job (0)", Bool(|j, b| j.spec.logs.per_job_logs = b)),
-    opt!("log_prio", [], "log the whole I/O priority (0/1; fsbench issues unprioritised I/O, so 0)", Bool(|j, b| j.spec.logs.prio = b)),
+    opt!(
+        "log_prio",
+        [],
+        "priority column: the I/O's ioprio value (0x4003) instead of 1 for realtime, 0 otherwise (0/1)",
+        Bool(|j, b| j.spec.logs.prio = b)
+    ),
 ];
 
 #[cfg(test)]

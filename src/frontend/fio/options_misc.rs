@@ -294,7 +294,8 @@ fn set_prio(j: &mut JobState, n: u32) {
 }
 
 fn set_prioclass(j: &mut JobState, n: u32) {
-    let level = j.spec.misc.ioprio.map_or(if n == 3 { 0 } else { 4 }, |p| p.1);
+    // fio 3.33 logs and sets prioclass=N alone as level 0 (0x4000 for 2).
+    let level = j.spec.misc.ioprio.map_or(0, |p| p.1);
     j.spec.misc.ioprio = Some((n, level));
 }
 
@@ -429,10 +430,6 @@ fn set_rate_process(j: &mut JobState, v: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn set_prio_cmd(j: &mut JobState, option: &'static str) {
-    accepted(j, option, "per-command priorities are not set; the job's I/O all uses the thread's priority (prio/prioclass)");
-}
-
 pub static MISC: &[OptDef] = &[
     opt!("thread", ["threads"], "run clones as threads (fsbench always does)", Bool(|_, _| {})),
     opt!("filesize", [], "size of each file, or a range such as 1m-8m drawn per file", Value(set_filesize)),
@@ -463,33 +460,6 @@ pub static MISC: &[OptDef] = &[
     opt!("cpus_allowed_policy", [], "shared (every clone on all CPUs) or split (one CPU per clone)", Value(set_cpus_policy)),
     opt!("prio", [], "I/O priority level 0-7 (ioprio_set)", Uint(0, 7, set_prio)),
     opt!("prioclass", [], "I/O priority class: 1 realtime, 2 best effort, 3 idle", Uint(0, 3, set_prioclass)),
-    opt!(
-        "cmdprio_percentage",
-        ["cmdprio"],
-        "percent of I/Os with cmdprio_class (accepted, not applied)",
-        Value(|j, _| {
-            set_prio_cmd(j, "cmdprio_percentage");
-            Ok(())
-        })
-    ),
-    opt!(
-        "cmdprio_class",
-        [],
-        "class of prioritised I/Os (accepted, not applied)",
-        Value(|j, _| {
-            set_prio_cmd(j, "cmdprio_class");
-            Ok(())
-        })
-    ),
-    opt!(
-        "cmdprio_bssplit",
-        [],
-        "per-size I/O priorities (accepted, not applied)",
-        Value(|j, _| {
-            set_prio_cmd(j, "cmdprio_bssplit");
-            Ok(())
-        })
-    ),
     opt!("filename_format", [], "file names with $jobname, $jobnum, $filenum, $clientuid", Value(set_filename_format)),
     opt!("overwrite", [], "write the files' data before a write job (0/1)", Bool(|j, b| j.spec.misc.overwrite = b)),
     opt!("allow_file_create", [], "0: refuse files that do not exist yet", Bool(|j, b| j.spec.misc.allow_file_create = b)),

@@ -28,6 +28,8 @@ pub struct Sample {
     pub offset: u64,
     pub len: u32,
     pub dir: u8,
+    /// The ioprio value the I/O ran with (fits in the padding: still 48 bytes).
+    pub prio: u16,
 }
 
 /// Samples per chunk handed to the writer: 8192 × 48 bytes.
@@ -273,28 +275,33 @@ impl Writer {
         if let Some(i) = self.bw {
             // Bytes per ms of the I/O's completion time: fio's per-I/O bandwidth.
             let bw = (len * 1_000_000).checked_div(s.clat).unwrap_or(0);
-            self.line(i, t_ms, bw, d, len, offset);
+            self.line(i, t_ms, bw, d, len, offset, s.prio);
         }
         if let Some(i) = self.lat {
-            self.line(i, t_ms, s.lat, d, len, offset);
-            self.line(i + 1, t_ms, s.clat, d, len, offset);
+            self.line(i, t_ms, s.lat, d, len, offset, s.prio);
+            self.line(i + 1, t_ms, s.clat, d, len, offset, s.prio);
             if self.slat {
-                self.line(i + 2, t_ms, s.slat, d, len, offset);
+                self.line(i + 2, t_ms, s.slat, d, len, offset, s.prio);
             }
         }
         if let Some(i) = self.iops {
-            self.line(i, t_ms, 1, d, len, offset);
+            self.line(i, t_ms, 1, d, len, offset, s.prio);
         }
     }
 
-    fn line(&mut self, file: usize, t: u64, value: u64, dir: usize, bs: u64, offset: u64) {
+    /// `prio` is the I/O's ioprio value; fio 3.33 writes it as `0x%04x`
+    /// with log_prio=1, else only whether its class is realtime (1) or not
+    /// (0). Averaged lines carry priority 0, as in fio.
+    #[allow(clippy::too_many_arguments)]
+    fn line(&mut self, file: usize, t: u64, value: u64, dir: usize, bs: u64, offset: u64, prio: u16) {
         use std::fmt::Write as _;
         let text = &mut self.files[file].text;
         let _ = if self.spec.offset {
-            writeln!(text, "{t}, {value}, {dir}, {bs}, {offset}, 0")
+            write!(text, "{t}, {value}, {dir}, {bs}, {offset}, ")
         } else {
-            writeln!(text, "{t}, {value}, {dir}, {bs}, 0")
+            write!(text, "{t}, {value}, {dir}, {bs}, ")
         };
+        let _ = if self.spec.prio { writeln!(text, "0x{prio:04x}") } else { writeln!(text, "{}", u8::from(prio >> 13 == 1)) };
     }
 
     fn average(&mut self, s: &Sample) {
@@ -320,10 +327,10 @@ impl Writer {
                     continue;
                 }
                 if let Some(i) = self.bw {
-                    self.line(i, end, w.bytes * 1000 / avg / 1024, d, 0, 0);
+                    self.line(i, end, w.bytes * 1000 / avg / 1024, d, 0, 0, 0);
                 }
                 if let Some(i) = self.iops {
-                    self.line(i, end, w.ios * 1000 / avg, d, 0, 0);
+                    self.line(i, end, w.ios * 1000 / avg, d, 0, 0, 0);
                 }
                 if let (Some(i), true) = (self.lat, w.ios > 0) {
                     for k in 0..3 {
@@ -331,7 +338,7 @@ impl Writer {
                             continue;
                         }
                         let v = if self.spec.max_value { w.lat_max[k] } else { (w.lat_sum[k] / u128::from(w.ios)) as u64 };
-                        self.line(i + k, end, v, d, 0, 0);
+                        self.line(i + k, end, v, d, 0, 0, 0);
                     }
                 }
             }
@@ -427,7 +434,7 @@ mod tests {
     }
 
     fn io(t_ms: u64, clat: u64, dir: u8) -> Sample {
-        Sample { t_ns: t_ms * 1_000_000 + 5, lat: clat + 100, clat, slat: 0, offset: 8192, len: 4096, dir }
+        Sample { t_ns: t_ms * 1_000_000 + 5, lat: clat + 100, clat, slat: 0, offset: 8192, len: 4096, dir, prio: 0 }
     }
 
     #[test]

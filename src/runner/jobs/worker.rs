@@ -6,6 +6,7 @@
 //! (the optional I/O log is the user's explicit exception; the bw/lat/iops
 //! logs copy a sample into a preallocated chunk, see `logs`).
 
+use super::cmdprio::{thread_ioprio, Picker, PrioCount};
 use super::files::{self, PreparedFile};
 use super::logs::{Recorder, Sample};
 use super::offsets::{OffsetGen, Shape, Skew};
@@ -94,6 +95,8 @@ pub struct WorkerOutput {
     pub steady: Option<Arc<Steady>>,
     /// The depth the latency-target search ended at.
     pub latency_depth: Option<u32>,
+    /// With cmdprio: measured reads and writes per priority.
+    pub cmdprio: Option<[Vec<PrioCount>; 2]>,
 }
 
 /// fio's queue-depth distributions (`iodepth_level`, `iodepth_submit`,
@@ -155,6 +158,8 @@ struct Slot {
     check: bool,
     expect_numberio: Option<u16>,
     expect_seed: Option<u64>,
+    /// The ioprio value it was issued with (the logs' priority column).
+    prio: u16,
 }
 
 /// Per-interval counters, pushed into preallocated series once a second.
@@ -274,6 +279,10 @@ struct Worker<'a> {
     fds: Vec<i32>,
     iolog: Option<BufWriter<File>>,
     logs: Option<Recorder>,
+    /// cmdprio's choice per I/O; `None` without cmdprio.
+    cmdprio: Option<Picker>,
+    /// The thread's priority, which the I/Os cmdprio leaves are logged with.
+    default_prio: u16,
     depths: Depths,
     /// A read returned 0 bytes (end of a character device): the job ends, as in fio.
     eof: bool,
@@ -405,7 +414,8 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
         Err(e) => return fail(format!("ioengine {}: {e}", info.name)),
     };
     let depth = if info.caps.is_async { spec.iodepth.max(1) as usize } else { 1 };
-    let mut rng = Rng::new(if spec.randrepeat { spec.randseed } else { seed_from_clock() }.wrapping_add(input.clone as u64));
+    let seed = if spec.randrepeat { spec.randseed } else { seed_from_clock() }.wrapping_add(input.clone as u64);
+    let mut rng = Rng::new(seed);
     let mut bufs = Buffers::new(depth, spec.max_bs() as usize);
     bufs.fill_all(&spec.buffer, &mut rng);
     let job_bytes = spec.size.unwrap_or_else(|| input.files.iter().map(|f| f.region.end - f.region.start).sum());
@@ -469,6 +479,7 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
         check: false,
         expect_numberio: None,
         expect_seed: None,
+        prio: 0,
     };
     let mut w = Worker {
         spec: &spec,
@@ -502,6 +513,8 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
         fds: efiles.iter().map(|f| f.fd).collect(),
         iolog,
         logs,
+        cmdprio: Picker::new(&spec, seed),
+        default_prio: thread_ioprio(&spec),
         depths: Depths::default(),
         eof: false,
         enospc_ends: spec.misc.fill_device,
@@ -566,6 +579,7 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
     }
     drop(open);
     let latency_depth = w.lat.as_ref().map(|l| l.qd as u32);
+    let cmdprio = w.cmdprio.as_ref().map(Picker::counts);
     let Worker { mut stats, mut ticker, mut error, ramp_cpu, depths, verifier, .. } = w;
     if info.caps.moves_no_data {
         // The engine's operations carry a block size but no bytes (fio
@@ -599,6 +613,7 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
         verify,
         steady: input.steady.clone(),
         latency_depth,
+        cmdprio,
     }
 }
 
@@ -1055,8 +1070,9 @@ impl<'a> Worker<'a> {
             check: true,
             expect_numberio: x.numberio,
             expect_seed: x.seed,
+            prio: self.default_prio,
         };
-        let io = IoUnit { op: IoOp::Read, file: x.file, offset: x.offset, len: x.len, buf, slot };
+        let io = IoUnit { op: IoOp::Read, file: x.file, offset: x.offset, len: x.len, buf, slot, prio: 0 };
         self.queue_io(slot, &io);
     }
 
@@ -1116,6 +1132,9 @@ impl<'a> Worker<'a> {
         }
         for s in self.stats.iter_mut() {
             s.reset();
+        }
+        if let Some(p) = self.cmdprio.as_mut() {
+            p.reset_counts();
         }
         if let Some(l) = self.lat.as_mut() {
             l.restart(Instant::now());
@@ -1250,14 +1269,30 @@ impl<'a> Worker<'a> {
         if let Some(log) = self.iolog.as_mut() {
             let _ = writeln!(log, "{} {} {} {}", self.paths[file as usize], OP_NAMES[dir], offset, len);
         }
-        self.slots[slot as usize] =
-            Slot { start, submitted: start, dir: dir as u8, len, file, offset, numberio, check, expect_numberio: None, expect_seed: None };
+        let prio = match self.cmdprio.as_mut() {
+            Some(p) if dir <= WRITE => p.pick(dir, len),
+            _ => self.default_prio,
+        };
+        self.slots[slot as usize] = Slot {
+            start,
+            submitted: start,
+            dir: dir as u8,
+            len,
+            file,
+            offset,
+            numberio,
+            check,
+            expect_numberio: None,
+            expect_seed: None,
+            prio,
+        };
         let op = match dir {
             READ => IoOp::Read,
             WRITE => IoOp::Write,
             _ => IoOp::Trim,
         };
-        let io = IoUnit { op, file, offset, len, buf, slot };
+        // Without cmdprio the I/O carries no priority of its own: the thread's applies.
+        let io = IoUnit { op, file, offset, len, buf, slot, prio: if self.cmdprio.is_some() { prio } else { 0 } };
         if self.ramp_over {
             self.depths.level[Depths::level_bucket(self.inflight + 1)] += 1;
         }
@@ -1332,6 +1367,9 @@ impl<'a> Worker<'a> {
             return;
         }
         let d = s.dir as usize;
+        if let (Some(p), true) = (self.cmdprio.as_mut(), d <= WRITE) {
+            p.count(d, s.prio);
+        }
         let st = &mut self.stats[d];
         let bytes = res.max(0) as u64;
         st.ops += 1;
@@ -1359,7 +1397,7 @@ impl<'a> Worker<'a> {
                     (0, lat)
                 };
                 let t_ns = t.duration_since(self.window_start).as_nanos() as u64;
-                l.push(Sample { t_ns, lat, clat, slat, offset: s.offset, len: s.len, dir: s.dir });
+                l.push(Sample { t_ns, lat, clat, slat, offset: s.offset, len: s.len, dir: s.dir, prio: s.prio });
             }
         }
     }
@@ -1470,8 +1508,9 @@ impl<'a> Worker<'a> {
             check: false,
             expect_numberio: None,
             expect_seed: None,
+            prio: self.default_prio,
         };
-        let io = IoUnit { op, file, offset: 0, len: 0, buf: self.bufs.slot(slot as usize), slot };
+        let io = IoUnit { op, file, offset: 0, len: 0, buf: self.bufs.slot(slot as usize), slot, prio: 0 };
         let res = match self.engine.queue(&io) {
             Ok(Queued::Done(r)) => r,
             Ok(Queued::Pending) => {
