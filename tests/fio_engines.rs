@@ -243,10 +243,10 @@ fn engine_options_of_another_engine_are_warned_about() {
     assert!(err.contains("donorname only applies to ioengine=e4defrag"), "{err}");
 }
 
-/// The tracefs directory whose block_rq_issue event carries `ioprio`, if any.
-fn tracefs_with_rq_ioprio() -> Option<&'static Path> {
-    ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"].into_iter().map(Path::new).find(|t| {
-        std::fs::read_to_string(t.join("events/block/block_rq_issue/format")).is_ok_and(|f| f.contains("field:unsigned short ioprio"))
+/// A tracefs whose block_rq_issue event carries `ioprio`, if any.
+fn tracefs_with_rq_ioprio() -> Option<Tracefs> {
+    Tracefs::get().filter(|t| {
+        std::fs::read_to_string(t.path.join("events/block/block_rq_issue/format")).is_ok_and(|f| f.contains("field:unsigned short ioprio"))
     })
 }
 
@@ -260,12 +260,12 @@ fn cmdprio_reaches_the_block_layer() {
         return;
     }
     let Some(tracing) = tracefs_with_rq_ioprio() else {
-        skip("no tracefs with block:block_rq_issue's ioprio field (mount -t tracefs nodev /sys/kernel/tracing)");
+        skip("no tracefs (or it cannot be mounted) with block:block_rq_issue's ioprio field");
         return;
     };
     for engine in ["io_uring", "libaio"] {
         // A trace instance of its own: other tracing is left alone.
-        let inst = tracing.join(format!("instances/fsbench-cmdprio-{}-{engine}", std::process::id()));
+        let inst = tracing.path.join(format!("instances/fsbench-cmdprio-{}-{engine}", std::process::id()));
         if std::fs::create_dir(&inst).is_err() {
             skip("cannot create a trace instance");
             return;

@@ -112,3 +112,36 @@ pub fn run_files(out: &Path) -> Vec<String> {
     v.sort();
     v
 }
+
+/// A tracefs to use: the one mounted at the usual places, or one this test
+/// mounts itself on a temporary directory (unmounted when dropped), so the
+/// tests that read block events run on a machine where tracefs is not mounted.
+pub struct Tracefs {
+    pub path: std::path::PathBuf,
+    own: Option<tempfile::TempDir>,
+}
+
+impl Tracefs {
+    pub fn get() -> Option<Tracefs> {
+        for t in ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"] {
+            if Path::new(t).join("events").is_dir() {
+                return Some(Tracefs { path: t.into(), own: None });
+            }
+        }
+        let dir = tempfile::tempdir().ok()?;
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tracefs", "nodev"])
+            .arg(dir.path())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| Tracefs { path: dir.path().into(), own: Some(dir) })
+    }
+}
+
+impl Drop for Tracefs {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.own {
+            let _ = std::process::Command::new("umount").arg(dir.path()).status();
+        }
+    }
+}
