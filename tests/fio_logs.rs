@@ -433,3 +433,70 @@ fn cmdprio_priority_column_matches_fio() {
         }
     }
 }
+
+/// The `prios` of fio-json: per direction, the priorities fio lists (none
+/// when every I/O ran at one), each with as many I/Os as the clat log has
+/// lines at that priority and the log's largest value as its max; the same
+/// priorities as fio 3.33 lists for the job, with about its shares.
+#[test]
+fn cmdprio_latency_per_priority_as_fio_json() {
+    let run = |dir: &Path, extra: &[&str], fio: bool| -> Option<Value> {
+        let d = format!("--directory={}", s(dir));
+        let mut a = vec!["--name=job", "--ioengine=io_uring", "--rw=randrw", "--bs=4k", "--size=2m", "--direct=1", "--iodepth=4"];
+        a.extend(["--cmdprio_class=2", "--cmdprio=3", "--write_lat_log=p", "--log_prio=1", &d]);
+        a.extend(extra);
+        let out = if fio {
+            Command::new("fio").current_dir(dir).args(&a).arg("--output-format=json").output().ok()?
+        } else {
+            fsbench().current_dir(dir).arg("fio").args(&a).args(["--output-format=fio-json", "--no-progress"]).output().unwrap()
+        };
+        if !out.status.success() {
+            assert!(fio, "fsbench {a:?}: {}", String::from_utf8_lossy(&out.stderr));
+            return None;
+        }
+        Some(serde_json::from_slice(&out.stdout).unwrap())
+    };
+    let prios = |v: &Value, dir: &str, key: &str| -> Vec<(u64, u64, u64)> {
+        let list = v["jobs"][0][dir]["prios"].as_array().cloned().unwrap_or_default();
+        list.iter().map(|p| (p["prioclass"].as_u64().unwrap(), p["prio"].as_u64().unwrap(), p[key]["N"].as_u64().unwrap())).collect()
+    };
+    let ours = disk_tempdir();
+    let Some(v) = run(ours.path(), &["--cmdprio_percentage=40,70"], false) else { unreachable!() };
+    let log = std::fs::read_to_string(ours.path().join("p_clat.1.log")).unwrap();
+    for (d, dir) in ["read", "write"].into_iter().enumerate() {
+        let got = prios(&v, dir, "clat_ns");
+        assert_eq!(got.iter().map(|p| (p.0, p.1)).collect::<Vec<_>>(), [(0, 0), (2, 3)], "{dir}: {got:?}");
+        assert_eq!(got.iter().map(|p| p.2).sum::<u64>(), v["jobs"][0][dir]["total_ios"].as_u64().unwrap(), "{dir}");
+        for (i, p) in got.iter().enumerate() {
+            let want = format!("0x{:04x}", p.0 << 13 | p.1);
+            let vals: Vec<u64> = log
+                .lines()
+                .map(|l| l.split(", ").collect::<Vec<_>>())
+                .filter(|f| f[2] == d.to_string() && f.last() == Some(&want.as_str()))
+                .map(|f| f[1].parse().unwrap())
+                .collect();
+            assert_eq!(vals.len() as u64, p.2, "{dir} {want}: I/Os in the log");
+            let max = v["jobs"][0][dir]["prios"][i]["clat_ns"]["max"].as_u64().unwrap();
+            let log_max = *vals.iter().max().unwrap();
+            assert!(max.abs_diff(log_max) <= log_max / 500 + 1, "{dir} {want}: max {max}, log's {log_max}");
+        }
+    }
+    // One priority per direction: no prios, as fio; lat_percentiles: total latency.
+    let one = disk_tempdir();
+    let v1 = run(one.path(), &["--cmdprio_percentage=100"], false).unwrap();
+    assert!(v1["jobs"][0]["read"].get("prios").is_none() && v1["jobs"][0]["write"].get("prios").is_none(), "{}", v1["jobs"][0]["read"]);
+    let total = disk_tempdir();
+    let vt = run(total.path(), &["--cmdprio_percentage=40,70", "--lat_percentiles=1"], false).unwrap();
+    assert_eq!(prios(&vt, "read", "lat_ns").len(), 2, "{}", vt["jobs"][0]["read"]);
+    let theirs = disk_tempdir();
+    let Some(f) = run(theirs.path(), &["--cmdprio_percentage=40,70"], true) else {
+        skip("fio did not run the job: prios not compared with fio's");
+        return;
+    };
+    for dir in ["read", "write"] {
+        let (a, b) = (prios(&v, dir, "clat_ns"), prios(&f, dir, "clat_ns"));
+        assert_eq!(a.iter().map(|p| (p.0, p.1)).collect::<Vec<_>>(), b.iter().map(|p| (p.0, p.1)).collect::<Vec<_>>(), "{dir}");
+        let share = |l: &[(u64, u64, u64)]| l[1].2 as f64 / l.iter().map(|p| p.2).sum::<u64>() as f64;
+        assert!((share(&a) - share(&b)).abs() < 0.12, "{dir}: high share fsbench {} fio {}", share(&a), share(&b));
+    }
+}

@@ -120,6 +120,9 @@ pub struct JobMisc {
     pub cpus_split: bool,
     /// I/O priority `(class, level)` set with ioprio_set on each thread.
     pub ioprio: Option<(u32, u32)>,
+    /// fio `lat_percentiles`: per-priority figures (cmdprio) time the whole
+    /// I/O, not submission to completion. Every histogram is kept anyway.
+    pub lat_percentiles: bool,
     /// fio's `filename_format`, with `$jobname`, `$jobnum`, `$filenum`, `$clientuid`.
     pub filename_format: Option<String>,
     /// Lay out write-only files with data first (fio `overwrite`).
@@ -200,6 +203,7 @@ impl Default for JobMisc {
             cpus: None,
             cpus_split: false,
             ioprio: None,
+            lat_percentiles: false,
             filename_format: None,
             overwrite: false,
             allow_file_create: true,

@@ -270,6 +270,13 @@ impl JobResult {
         h
     }
 
+    /// Put `v` under `key` in the details, next to what is there.
+    pub fn set_detail(&mut self, key: &str, v: serde_json::Value) {
+        if let Some(m) = self.details.get_or_insert_with(|| serde_json::json!({})).as_object_mut() {
+            m.insert(key.into(), v);
+        }
+    }
+
     /// The unit's tool-specific figures as the type its layout reads.
     pub fn details_as<T: serde::de::DeserializeOwned>(&self) -> Option<T> {
         self.details.as_ref().and_then(|d| T::deserialize(d).ok())
@@ -341,6 +348,7 @@ impl RunResult {
     }
 }
 
+pub mod cmdprio;
 pub mod experiment;
 pub mod flow;
 pub mod iozone;

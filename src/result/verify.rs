@@ -29,12 +29,6 @@ impl VerifyStats {
 
     /// Store into a job's details (next to whatever else is there).
     pub fn store(&self, j: &mut JobResult) {
-        let v = serde_json::to_value(self).unwrap_or_default();
-        match j.details.as_mut().and_then(|d| d.as_object_mut()) {
-            Some(m) => {
-                m.insert("verify".into(), v);
-            }
-            None => j.details = Some(serde_json::json!({ "verify": v })),
-        }
+        j.set_detail("verify", serde_json::to_value(self).unwrap_or_default());
     }
 }

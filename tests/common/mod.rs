@@ -129,11 +129,7 @@ impl Tracefs {
             }
         }
         let dir = tempfile::tempdir().ok()?;
-        let ok = std::process::Command::new("mount")
-            .args(["-t", "tracefs", "nodev"])
-            .arg(dir.path())
-            .status()
-            .is_ok_and(|s| s.success());
+        let ok = std::process::Command::new("mount").args(["-t", "tracefs", "nodev"]).arg(dir.path()).status().is_ok_and(|s| s.success());
         ok.then(|| Tracefs { path: dir.path().into(), own: Some(dir) })
     }
 }

@@ -512,7 +512,12 @@ pub static MISC: &[OptDef] = &[
         })
     ),
     opt!("clat_percentiles", [], "report completion latency percentiles (accepted; always reported)", Bool(|_, _| {})),
-    opt!("lat_percentiles", [], "report total latency percentiles (accepted; always reported)", Bool(|_, _| {})),
+    opt!(
+        "lat_percentiles",
+        [],
+        "total latency percentiles (always reported); per-priority figures time the whole I/O",
+        Bool(|j, b| j.spec.misc.lat_percentiles = b)
+    ),
     opt!("slat_percentiles", [], "report submission latency percentiles (accepted; always reported)", Bool(|_, _| {})),
     opt!("percentile_list", ["percentile"], "percentiles to report such as 50:99:99.9 (accepted)", Value(set_percentile_list)),
     opt!(

@@ -159,8 +159,21 @@ fn job(r: &RunResult, j: &JobResult, plus: bool) -> Value {
     if !own.is_empty() {
         m.insert("job options".into(), Value::Object(own));
     }
-    m.insert("read".into(), dir("read"));
-    m.insert("write".into(), dir("write"));
+    let cmdprio = crate::result::cmdprio::CmdPrioStats::of(j);
+    for (d, name) in ["read", "write"].into_iter().enumerate() {
+        let mut v = dir(name);
+        if let (Some(c), Value::Object(o)) = (&cmdprio, &mut v) {
+            let shown = c.shown(d);
+            if !shown.is_empty() {
+                // fio names the figure after what it timed.
+                let key = if c.total_latency { "lat_ns" } else { "clat_ns" };
+                let list: Vec<Value> =
+                    shown.iter().map(|p| json!({ "prioclass": p.prioclass, "prio": p.prio, key: lat_obj(&p.lat, true) })).collect();
+                o.insert("prios".into(), Value::Array(list));
+            }
+        }
+        m.insert(name.into(), v);
+    }
     m.insert("trim".into(), dir("trim"));
     let sync = j.op("sync").unwrap_or(&empty);
     m.insert("sync".into(), json!({ "total_ios": sync.ops, "lat_ns": lat_obj(&sync.lat, true) }));

@@ -127,6 +127,14 @@ fn op_block(s: &mut String, j: &JobResult, op: &OpStats) {
             us(cl.percentile(99.0) as f64)
         );
     }
+    let d = ["read", "write"].iter().position(|n| *n == op.name);
+    if let (Some(d), Some(c)) = (d, crate::result::cmdprio::CmdPrioStats::of(j)) {
+        let what = if c.total_latency { "lat" } else { "clat" };
+        for p in c.shown(d) {
+            let share = p.ios as f64 * 100.0 / op.ops as f64;
+            lat_lines(s, &format!("{what} prio {}/{} ({share:.2}% of I/Os)", p.prioclass, p.prio), &p.lat);
+        }
+    }
 }
 
 fn lat_lines(s: &mut String, what: &str, h: &LatencyHist) {

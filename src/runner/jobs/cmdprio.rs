@@ -1,6 +1,6 @@
 //! fio's per-command priorities (`cmdprio_percentage`, `cmdprio_class`,
 //! `cmdprio`, `cmdprio_bssplit`): which priority each read or write is
-//! issued with, and how many measured I/Os ran at each priority.
+//! issued with, and the measured I/Os' latency at each priority.
 //!
 //! Everything is laid out when the worker starts, so picking costs one draw
 //! from the picker's own generator and a scan of a few entries: no
@@ -9,8 +9,8 @@
 //! fio keeps its `prio_state` apart.
 
 use crate::model::job::{ioprio_value, CmdPrio, JobSpec};
+use crate::result::cmdprio::{CmdPrioStats, PrioStats};
 use crate::runner::rng::Rng;
-use serde::Serialize;
 
 /// Any block size: the entry of `cmdprio_percentage`.
 const ANY_BS: u64 = 0;
@@ -27,17 +27,10 @@ pub struct Picker {
     /// I/Os are issued and logged with.
     pub default: u16,
     rng: Rng,
-    /// Measured I/Os per direction and priority; every priority that can
-    /// occur is listed up front.
-    counts: [Vec<(u16, u64)>; 2],
-}
-
-/// One line of the result's `cmdprio` details, shaped like fio's `prios`.
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
-pub struct PrioCount {
-    pub prioclass: u16,
-    pub prio: u16,
-    pub ios: u64,
+    /// Measured I/Os per direction and priority, with their ioprio value;
+    /// every priority that can occur is listed up front.
+    stats: [Vec<(u16, PrioStats)>; 2],
+    total_latency: bool,
 }
 
 /// The thread's priority as fio computes its `td->ioprio`.
@@ -72,16 +65,17 @@ impl Picker {
                 }
             }
         }
-        let counts = std::array::from_fn(|d| {
-            let mut v = vec![(default, 0)];
+        let stats = std::array::from_fn(|d| {
+            let mut v = vec![(default, PrioStats::new(default))];
             for p in dirs[d].iter().flat_map(|b| b.prios.iter().map(|x| x.1)) {
                 if !v.iter().any(|x| x.0 == p) {
-                    v.push((p, 0));
+                    v.push((p, PrioStats::new(p)));
                 }
             }
             v
         });
-        Some(Picker { dirs, default, rng: Rng::new(seed ^ 0x636d_6470_7269_6f00), counts })
+        let total_latency = spec.misc.lat_percentiles;
+        Some(Picker { dirs, default, rng: Rng::new(seed ^ 0x636d_6470_7269_6f00), stats, total_latency })
     }
 
     /// The priority of a `dir` (0 read, 1 write) I/O of `len` bytes.
@@ -97,24 +91,30 @@ impl Picker {
         b.prios.iter().find(|x| r < x.0).map_or(self.default, |x| x.1)
     }
 
+    /// Whether `record` takes the total latency (fio's `lat_percentiles`)
+    /// rather than submission to completion.
+    pub fn total_latency(&self) -> bool {
+        self.total_latency
+    }
+
+    /// One measured `dir` I/O issued at `prio` took `ns`.
     #[inline]
-    pub fn count(&mut self, dir: usize, prio: u16) {
-        if let Some(c) = self.counts.get_mut(dir).and_then(|v| v.iter_mut().find(|x| x.0 == prio)) {
-            c.1 += 1;
+    pub fn record(&mut self, dir: usize, prio: u16, ns: u64) {
+        if let Some(c) = self.stats.get_mut(dir).and_then(|v| v.iter_mut().find(|x| x.0 == prio)) {
+            c.1.record(ns);
         }
     }
 
-    /// The ramp is over: what it counted is not reported.
-    pub fn reset_counts(&mut self) {
-        for v in self.counts.iter_mut() {
-            for c in v.iter_mut() {
-                c.1 = 0;
-            }
+    /// The ramp is over: what it recorded is not reported.
+    pub fn reset(&mut self) {
+        for (_, p) in self.stats.iter_mut().flatten() {
+            p.reset();
         }
     }
 
-    pub fn counts(&self) -> [Vec<PrioCount>; 2] {
-        std::array::from_fn(|d| self.counts[d].iter().map(|&(p, ios)| PrioCount { prioclass: p >> 13, prio: p & 7, ios }).collect())
+    pub fn stats(&self) -> CmdPrioStats {
+        let [read, write] = std::array::from_fn(|d| self.stats[d].iter().map(|(_, p)| p.clone()).collect());
+        CmdPrioStats { total_latency: self.total_latency, read, write }
     }
 }
 
@@ -165,10 +165,12 @@ mod tests {
         assert!((0..100).all(|_| p.pick(0, 8192) == 0x6000));
         // A size the split does not name keeps the thread's priority.
         assert_eq!(p.pick(0, 512), 0x4007);
-        p.count(0, 0x4003);
-        p.count(0, 0x4007);
-        let counts = p.counts();
-        assert_eq!(counts[0][0], PrioCount { prioclass: 2, prio: 7, ios: 1 });
-        assert!(counts[0].contains(&PrioCount { prioclass: 2, prio: 3, ios: 1 }));
+        p.record(0, 0x4003, 1000);
+        p.record(0, 0x4007, 2000);
+        p.record(0, 0x4007, 3000);
+        let st = p.stats();
+        assert_eq!((st.read[0].prioclass, st.read[0].prio, st.read[0].ios), (2, 7, 2));
+        assert!(st.read[0].lat.max().abs_diff(3000) <= 3, "the histogram keeps 3 digits");
+        assert!(st.read.iter().any(|x| (x.prioclass, x.prio, x.ios) == (2, 3, 1)));
     }
 }

@@ -17,6 +17,7 @@ use crate::measure::usage::{CpuUsage, UsageMark};
 use crate::model::engine;
 use crate::model::job::JobSpec;
 use crate::observe::blockdev::DeviceWatch;
+use crate::result::cmdprio::CmdPrioStats;
 use crate::result::{GroupResult, JobResult, RunResult, Timeline};
 use crate::runner::events::{Meter, Warnings};
 use crate::runner::{envelope, unix_now, RunError, RunOptions};
@@ -490,7 +491,9 @@ fn collect_results(gids: &[u32], jobs: &[JobSpec], outputs: Vec<(usize, WorkerOu
         // fio reports the depth of the last clone.
         store_detail(r, "latency_depth", w.latency_depth.map(|d| serde_json::json!(d)));
         if let Some(c) = &w.cmdprio {
-            add_prio_counts(r, c);
+            let mut all = CmdPrioStats::of(r).unwrap_or_default();
+            all.merge(c);
+            all.store(r);
         }
         r.threads += 1;
         r.elapsed_ns = r.elapsed_ns.max(w.elapsed_ns);
@@ -527,28 +530,9 @@ fn collect_results(gids: &[u32], jobs: &[JobSpec], outputs: Vec<(usize, WorkerOu
     out
 }
 
-/// fio's per-priority stats (`prios` in its JSON) as counts: measured reads
-/// and writes per priority in the details' `cmdprio`, summed over the
-/// unit's clones. fio-json does not show them.
-fn add_prio_counts(r: &mut JobResult, counts: &[Vec<cmdprio::PrioCount>; 2]) {
-    let Some(m) = r.details.get_or_insert_with(|| serde_json::json!({})).as_object_mut() else { return };
-    let entry = m.entry("cmdprio").or_insert_with(|| serde_json::json!({ "read": [], "write": [] }));
-    for (d, name) in ["read", "write"].into_iter().enumerate() {
-        let Some(list) = entry.get_mut(name).and_then(|v| v.as_array_mut()) else { continue };
-        for c in &counts[d] {
-            let same = |v: &serde_json::Value| v["prioclass"] == c.prioclass && v["prio"] == c.prio;
-            match list.iter_mut().find(|v| same(v)) {
-                Some(v) => v["ios"] = serde_json::json!(v["ios"].as_u64().unwrap_or(0) + c.ios),
-                None => list.push(serde_json::to_value(c).unwrap_or_default()),
-            }
-        }
-    }
-}
-
 fn store_detail(r: &mut JobResult, key: &str, v: Option<serde_json::Value>) {
-    let Some(v) = v else { return };
-    if let Some(m) = r.details.get_or_insert_with(|| serde_json::json!({})).as_object_mut() {
-        m.insert(key.into(), v);
+    if let Some(v) = v {
+        r.set_detail(key, v);
     }
 }
 

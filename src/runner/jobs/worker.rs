@@ -6,7 +6,7 @@
 //! (the optional I/O log is the user's explicit exception; the bw/lat/iops
 //! logs copy a sample into a preallocated chunk, see `logs`).
 
-use super::cmdprio::{thread_ioprio, Picker, PrioCount};
+use super::cmdprio::{thread_ioprio, Picker};
 use super::files::{self, PreparedFile};
 use super::logs::{Recorder, Sample};
 use super::offsets::{OffsetGen, Shape, Skew};
@@ -96,7 +96,7 @@ pub struct WorkerOutput {
     /// The depth the latency-target search ended at.
     pub latency_depth: Option<u32>,
     /// With cmdprio: measured reads and writes per priority.
-    pub cmdprio: Option<[Vec<PrioCount>; 2]>,
+    pub cmdprio: Option<crate::result::cmdprio::CmdPrioStats>,
 }
 
 /// fio's queue-depth distributions (`iodepth_level`, `iodepth_submit`,
@@ -579,7 +579,7 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
     }
     drop(open);
     let latency_depth = w.lat.as_ref().map(|l| l.qd as u32);
-    let cmdprio = w.cmdprio.as_ref().map(Picker::counts);
+    let cmdprio = w.cmdprio.as_ref().map(Picker::stats);
     let Worker { mut stats, mut ticker, mut error, ramp_cpu, depths, verifier, .. } = w;
     if info.caps.moves_no_data {
         // The engine's operations carry a block size but no bytes (fio
@@ -1134,7 +1134,7 @@ impl<'a> Worker<'a> {
             s.reset();
         }
         if let Some(p) = self.cmdprio.as_mut() {
-            p.reset_counts();
+            p.reset();
         }
         if let Some(l) = self.lat.as_mut() {
             l.restart(Instant::now());
@@ -1368,7 +1368,8 @@ impl<'a> Worker<'a> {
         }
         let d = s.dir as usize;
         if let (Some(p), true) = (self.cmdprio.as_mut(), d <= WRITE) {
-            p.count(d, s.prio);
+            let from = if p.total_latency() || !self.with_submit { s.start } else { s.submitted };
+            p.record(d, s.prio, t.duration_since(from).as_nanos() as u64);
         }
         let st = &mut self.stats[d];
         let bytes = res.max(0) as u64;
