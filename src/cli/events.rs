@@ -74,7 +74,10 @@ impl Events for Terminal {
         bar.set_prefix(label.to_string());
         let done = Arc::new(AtomicBool::new(false));
         let (b, d, e) = (bar.clone(), done.clone(), expected.clone());
-        let drawer = std::thread::spawn(move || draw(&b, &e, &meter, &d));
+        let drawer = std::thread::spawn(move || {
+            crate::host::private_fd_table();
+            draw(&b, &e, &meter, &d)
+        });
         *self.shown.lock().unwrap_or_else(|e| e.into_inner()) = Some(Shown { bar, done, drawer });
     }
     fn measured(&self) {

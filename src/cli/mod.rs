@@ -189,6 +189,7 @@ pub fn install_stop_handler() -> Arc<AtomicBool> {
     match signals {
         Ok(mut signals) => {
             let _ = std::thread::Builder::new().name("fsb-signals".into()).spawn(move || {
+                crate::host::private_fd_table();
                 for _ in signals.forever() {
                     if flag.swap(true, Ordering::SeqCst) {
                         eprintln!("fsbench: second signal: cleaning up and exiting now");

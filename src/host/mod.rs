@@ -32,6 +32,22 @@ pub fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
+/// Give the calling helper thread (signal watcher, progress drawer) a
+/// descriptor table of its own, a copy of the shared one. While the table
+/// is shared by two threads the kernel takes and drops a reference on the
+/// file at every read, write and lseek (`fdget` has a fast path only for an
+/// unshared table): IOzone's single-process passes, which run on the main
+/// thread alone, measured 10-15% slower at 4 kB records with one idle
+/// helper thread beside them. Helpers only write to stdio or open files by
+/// path, so a copy made at their start serves them. Best effort: on failure
+/// the table stays shared, which is slower, not wrong.
+pub fn private_fd_table() {
+    // SAFETY: unshare takes a flag and changes only this thread's table.
+    unsafe {
+        libc::unshare(libc::CLONE_FILES);
+    }
+}
+
 /// `/proc/self/exe`, when there is one: it still executes this very binary
 /// when the file on disk was replaced (a rebuild during a long experiment).
 pub fn self_exe() -> Option<&'static Path> {

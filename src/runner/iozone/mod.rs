@@ -139,12 +139,14 @@ pub(crate) fn passes(test: Test, no_retest: bool) -> &'static [Column] {
     }
 }
 
-/// A cell's buffers, aligned: slot 0 the record, filled with a byte that
-/// names the column (so a test can tell which pass wrote what is on disk);
-/// slot 1 the stdio tests' stream buffer. Both are touched here, once per
-/// cell as IOzone allocates its buffers once: zeroing a fresh stream buffer
-/// before each stdio pass evicted the record from the cache and halved the
-/// 4 MB-record fwrite and fread figures.
+/// Buffers for records of up to `rec` bytes, aligned: slot 0 the record,
+/// filled with a byte that names the column (so a test can tell which pass
+/// wrote what is on disk); slot 1 the stdio tests' stream buffer. Both are
+/// touched here, once, as IOzone allocates its buffers once: zeroing a
+/// fresh stream buffer before each stdio pass evicted the record from the
+/// cache and halved the 4 MB-record fwrite and fread figures, and a fresh
+/// pair per cell of an auto run made the allocator return and fault in
+/// their pages again (hundreds of brk calls, 7% more CPU than IOzone).
 pub(crate) fn buffer_for(col: Column, rec: u64) -> Buffers {
     let mut b = Buffers::new(2, rec as usize);
     b.slot_mut(0).fill(fill_byte(col));
@@ -164,7 +166,8 @@ pub(crate) fn fill_byte(col: Column) -> u8 {
 /// a writing pass stamps its column's byte first.
 pub(crate) fn timed_pass<R: Recorder>(ctx: &PassCtx, col: Column, buf: &mut Buffers, rec: &mut R) -> Result<PassOut, String> {
     if col.writes() {
-        buf.slot_mut(0).fill(fill_byte(col));
+        let rec = (ctx.rec as usize).min(buf.len);
+        buf.slot_mut(0)[..rec].fill(fill_byte(col));
     }
     pass::run_pass(ctx, col, buf, rec)
 }
@@ -236,10 +239,14 @@ pub(crate) fn run_cells<R: Recorder>(
     let mut details = IozoneDetails { settings: plan.clone(), cells: Vec::new(), throughput: Vec::new() };
     let mut jobs = Vec::new();
     let mut partial = false;
+    let mut largest = 0;
+    for &(file_kb, rec_kb) in &plan.cells {
+        largest = largest.max(cell_bytes(file_kb, rec_kb)?.1);
+    }
+    let mut buf = buffer_for(Column::Write, largest);
     'cells: for &(file_kb, rec_kb) in &plan.cells {
         let (file_bytes, rec_bytes) = cell_bytes(file_kb, rec_kb)?;
         let cell = Cell { plan, file_bytes, rec: rec_bytes, stop };
-        let mut buf = buffer_for(Column::Write, rec_bytes);
         let mut ops = Vec::new();
         let mut elapsed = 0u64;
         for &test in &plan.tests {
