@@ -345,7 +345,7 @@ pub(crate) fn thread_cpu_s() -> f64 {
 /// tests/data/iozone/stride-walks.txt): after reading record p, the next is
 /// p + stride, unless p + 1 + stride ≥ records − 1, when the k-th such wrap
 /// goes to record k. So records near the end are skipped and a few early
-/// ones read twice (128 records at stride 17: 8 never read). A stride not
+/// ones read twice (128 records at stride 17: 2 never read). A stride not
 /// below the record count reads record 0 every time (16 records at the
 /// default 17: one cached record, 16 times).
 pub(crate) struct StrideWalk {
