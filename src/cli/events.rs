@@ -75,7 +75,7 @@ impl Events for Terminal {
         let done = Arc::new(AtomicBool::new(false));
         let (b, d, e) = (bar.clone(), done.clone(), expected.clone());
         let drawer = std::thread::spawn(move || {
-            crate::host::private_fd_table();
+            crate::host::private_fd_table(false);
             draw(&b, &e, &meter, &d)
         });
         *self.shown.lock().unwrap_or_else(|e| e.into_inner()) = Some(Shown { bar, done, drawer });

@@ -188,8 +188,13 @@ pub fn install_stop_handler() -> Arc<AtomicBool> {
     let signals = signal_hook::iterator::Signals::new([signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM]);
     match signals {
         Ok(mut signals) => {
-            let _ = std::thread::Builder::new().name("fsb-signals".into()).spawn(move || {
-                crate::host::private_fd_table();
+            // The watcher takes its own descriptor table while this thread
+            // waits, so the copy holds nothing but stdio and the signal
+            // socket pair made just above (see `host::private_fd_table`).
+            let (ready, wait) = std::sync::mpsc::channel();
+            let spawned = std::thread::Builder::new().name("fsb-signals".into()).spawn(move || {
+                crate::host::private_fd_table(true);
+                let _ = ready.send(());
                 for _ in signals.forever() {
                     if flag.swap(true, Ordering::SeqCst) {
                         eprintln!("fsbench: second signal: cleaning up and exiting now");
@@ -199,6 +204,9 @@ pub fn install_stop_handler() -> Arc<AtomicBool> {
                     eprintln!("fsbench: stopping (again to abort)");
                 }
             });
+            if spawned.is_ok() {
+                let _ = wait.recv();
+            }
         }
         Err(e) => eprintln!("fsbench: warning: cannot catch Ctrl-C ({e}); an interrupted run leaves its files"),
     }

@@ -33,18 +33,42 @@ pub fn is_root() -> bool {
 }
 
 /// Give the calling helper thread (signal watcher, progress drawer) a
-/// descriptor table of its own, a copy of the shared one. While the table
-/// is shared by two threads the kernel takes and drops a reference on the
-/// file at every read, write and lseek (`fdget` has a fast path only for an
-/// unshared table): IOzone's single-process passes, which run on the main
-/// thread alone, measured 10-15% slower at 4 kB records with one idle
-/// helper thread beside them. Helpers only write to stdio or open files by
-/// path, so a copy made at their start serves them. Best effort: on failure
-/// the table stays shared, which is slower, not wrong.
-pub fn private_fd_table() {
+/// descriptor table of its own, holding only stdin, stdout, stderr and
+/// (with `keep_sockets`) the sockets open now. While the table is shared by
+/// two threads the kernel takes and drops a reference on the file at every
+/// read, write and lseek (`fdget` has a fast path only for an unshared
+/// table): IOzone's single-process passes, which run on the main thread
+/// alone, measured 10-15% slower at 4 kB records with one idle helper
+/// thread beside them.
+///
+/// The copy is emptied at once: a copy that kept, say, the write end of a
+/// pipe the main thread was reading from a child (`losetup`) would keep that
+/// pipe open, and the main thread would wait for its end forever. Best
+/// effort: if unshare fails the table stays shared, which is slower, not
+/// wrong.
+pub fn private_fd_table(keep_sockets: bool) {
     // SAFETY: unshare takes a flag and changes only this thread's table.
-    unsafe {
-        libc::unshare(libc::CLONE_FILES);
+    if unsafe { libc::unshare(libc::CLONE_FILES) } != 0 {
+        return;
+    }
+    // The table is this thread's alone now: no other thread can open or
+    // close a descriptor in it while it is listed and emptied.
+    let Ok(dir) = std::fs::read_dir("/proc/thread-self/fd") else { return };
+    let fds: Vec<libc::c_int> = dir.flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).collect();
+    for fd in fds.into_iter().filter(|&fd| fd > 2) {
+        // SAFETY: fstat writes into a stat of ours; fd is a number from this
+        // thread's own table (the listing's own descriptor is closed by now,
+        // and fstat then fails, which closes nothing that matters).
+        let socket = unsafe {
+            let mut st: libc::stat = std::mem::zeroed();
+            libc::fstat(fd, &mut st) == 0 && st.st_mode & libc::S_IFMT == libc::S_IFSOCK
+        };
+        if !(keep_sockets && socket) {
+            // SAFETY: closes a descriptor of this thread's private copy only.
+            unsafe {
+                libc::close(fd);
+            }
+        }
     }
 }
 
