@@ -132,6 +132,17 @@ fn bad_steadystate_values_name_the_option() {
 }
 
 /// A 64 MiB file on a disk file system for O_DIRECT I/O, or a reason why not.
+/// A file for O_DIRECT reads and an asynchronous engine that runs them, or
+/// `None` after printing why the test is skipped.
+fn direct_async_file(dir: &Path) -> Option<(String, &'static str)> {
+    let file = direct_file(dir).map_err(|e| skip(&e)).ok()?;
+    let Some(engine) = async_engine(&file) else {
+        skip("neither libaio nor io_uring runs O_DIRECT reads here");
+        return None;
+    };
+    Some((file, engine))
+}
+
 fn direct_file(dir: &Path) -> Result<String, String> {
     let path = dir.join("lat.dat");
     let f = std::fs::File::create(&path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
@@ -167,17 +178,7 @@ fn latency_job(file: &str, engine: &str, extra: &[&str]) -> Vec<String> {
 #[test]
 fn an_easy_latency_target_reaches_the_iodepth_and_ends_the_job() {
     let dir = disk_tempdir();
-    let file = match direct_file(dir.path()) {
-        Ok(f) => f,
-        Err(e) => {
-            skip(&e);
-            return;
-        }
-    };
-    let Some(engine) = async_engine(&file) else {
-        skip("neither libaio nor io_uring runs O_DIRECT reads here");
-        return;
-    };
+    let Some((file, engine)) = direct_async_file(dir.path()) else { return };
     let args = latency_job(&file, engine, &["--runtime=20", "--latency_target=2s", "--latency_percentile=99"]);
     let (v, _, took) = fio_json(&refs(&args));
     let j = &v["jobs"][0];
@@ -194,17 +195,7 @@ fn an_easy_latency_target_reaches_the_iodepth_and_ends_the_job() {
 #[test]
 fn an_impossible_latency_target_keeps_depth_1_or_fails_at_percentile_100() {
     let dir = disk_tempdir();
-    let file = match direct_file(dir.path()) {
-        Ok(f) => f,
-        Err(e) => {
-            skip(&e);
-            return;
-        }
-    };
-    let Some(engine) = async_engine(&file) else {
-        skip("neither libaio nor io_uring runs O_DIRECT reads here");
-        return;
-    };
+    let Some((file, engine)) = direct_async_file(dir.path()) else { return };
     // No disk read takes under a nanosecond... below 1 µs is enough.
     let args = latency_job(&file, engine, &["--runtime=2", "--latency_target=1us", "--latency_percentile=99"]);
     let (v, _, _) = fio_json(&refs(&args));

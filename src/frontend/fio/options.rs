@@ -394,15 +394,19 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("kb_base", [], "what k means in sizes: 1024 (default) or 1000", Value(set_kb_base)),
 ];
 
+/// Apply option `name` (from any table) to `j` as a job file line would:
+/// the option tests' one way in.
+#[cfg(test)]
+pub(super) fn apply_for_test(j: &mut JobState, name: &str, v: &str) -> Result<(), String> {
+    find(name).unwrap_or_else(|| panic!("no option {name}")).apply(j, v)
+}
+
 #[cfg(test)]
 mod tests {
+    use super::apply_for_test as apply;
     use super::*;
     use crate::frontend::suggest::edit_distance;
     use crate::model::job::{READ, WRITE};
-
-    fn apply(j: &mut JobState, name: &str, v: &str) -> Result<(), String> {
-        find(name).unwrap().apply(j, v)
-    }
 
     #[test]
     fn table_has_unique_names() {

@@ -112,12 +112,8 @@ pub(super) fn finish(job: &Job, spec: &mut JobSpec) -> Result<(), (&'static str,
 
 #[cfg(test)]
 mod tests {
-    use super::super::options::find;
+    use super::super::options::apply_for_test as apply;
     use super::*;
-
-    fn apply(j: &mut JobState, name: &str, v: &str) -> Result<(), String> {
-        find(name).unwrap_or_else(|| panic!("no option {name}")).apply(j, v)
-    }
 
     #[test]
     fn buffer_pattern_parses_as_fio_and_resets_what_fio_resets() {

@@ -63,12 +63,9 @@ pub static LOGS: &[OptDef] = &[
 
 #[cfg(test)]
 mod tests {
+    use super::super::options::apply_for_test as apply;
     use super::super::options::{find, JobState};
     use crate::model::logs::LogName;
-
-    fn apply(j: &mut JobState, name: &str, v: &str) -> Result<(), String> {
-        find(name).unwrap().apply(j, v)
-    }
 
     #[test]
     fn log_options_set_the_log_spec() {

@@ -669,13 +669,9 @@ pub static MISC: &[OptDef] = &[
 
 #[cfg(test)]
 mod tests {
-    use super::super::options::find;
+    use super::super::options::apply_for_test as apply;
     use super::*;
     use crate::model::job::{RwKind, READ, WRITE};
-
-    fn apply(j: &mut JobState, name: &str, v: &str) -> Result<(), String> {
-        find(name).unwrap_or_else(|| panic!("no option {name}")).apply(j, v)
-    }
 
     #[test]
     fn rw_suffixes() {

@@ -182,12 +182,9 @@ pub static VERIFY: &[OptDef] = &[
 
 #[cfg(test)]
 mod tests {
+    use super::super::options::apply_for_test as apply;
     use super::*;
     use crate::model::verify::VerifyMethod;
-
-    fn apply(j: &mut JobState, name: &str, v: &str) -> Result<(), String> {
-        VERIFY.iter().find(|o| o.name == name).unwrap().apply(j, v)
-    }
 
     #[test]
     fn patterns_as_fio_writes_them() {
