@@ -8,10 +8,12 @@
 //! them: the CLI's workload subcommands and the experiment file's workload
 //! keys come from it, so a new family is a folder here plus one line there.
 
+pub mod bonnie;
 pub mod environment;
 pub mod experiment;
 pub mod filebench;
 pub mod fio;
+pub mod getopt;
 pub mod iozone;
 pub mod postmark;
 pub mod suggest;
@@ -23,7 +25,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Every workload family fsbench reads.
-pub static FRONTENDS: &[&dyn Frontend] = &[&fio::Fio, &filebench::Filebench, &postmark::Postmark, &iozone::Iozone];
+pub static FRONTENDS: &[&dyn Frontend] = &[&fio::Fio, &filebench::Filebench, &postmark::Postmark, &iozone::Iozone, &bonnie::Bonnie];
 
 pub fn find(name: &str) -> Option<&'static dyn Frontend> {
     FRONTENDS.iter().copied().find(|f| f.name() == name)

@@ -18,9 +18,11 @@ pub mod meminfo;
 pub mod mountinfo;
 pub mod proc_io;
 pub mod process;
+pub mod semaphore;
 pub mod swaps;
 #[cfg(test)]
 pub(crate) mod testutil;
+pub mod users;
 pub mod vm;
 pub mod zram;
 

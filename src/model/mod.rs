@@ -6,6 +6,7 @@
 //! is shown in. A new shape is a file here plus one line in `workloads!`,
 //! and one arm in `runner::execute`, which the compiler asks for.
 
+pub mod bonnie;
 pub mod engine;
 pub mod engine_misc;
 pub mod environment;
@@ -65,6 +66,8 @@ workloads! {
     Postmark(postmark::PostmarkPlan),
     /// IOzone's matrix of file sizes, record sizes and tests.
     Iozone(iozone::IozonePlan),
+    /// Bonnie++'s IO and file tests.
+    Bonnie(bonnie::BonniePlan),
 }
 
 /// One run: the workload and the registered layout (`report::layout`) its

@@ -348,6 +348,7 @@ impl RunResult {
     }
 }
 
+pub mod bonnie;
 pub mod cmdprio;
 pub mod experiment;
 pub mod flow;

@@ -4,6 +4,7 @@
 //! background load, attribution). Runners never parse a peer's syntax and
 //! never print: they report through `events`.
 
+pub mod bonnie;
 pub mod buffers;
 pub mod cell;
 pub mod events;
@@ -132,5 +133,6 @@ pub fn execute(plan: &Plan, opts: &RunOptions, before_measure: &mut dyn FnMut(&[
         Workload::Flow(f) => flow::run_with(f, opts, plan.layout, before_measure),
         Workload::Postmark(p) => postmark::run_plan(p, opts, plan.layout, before_measure),
         Workload::Iozone(p) => iozone::run_plan(p, opts, plan.layout, before_measure),
+        Workload::Bonnie(p) => bonnie::run_plan(p, opts, plan.layout, before_measure),
     }
 }

@@ -12,6 +12,7 @@ mod tests;
 
 pub use family::{Iozone, LAYOUT};
 
+use crate::frontend::getopt::Words;
 use crate::model::iozone::{IozonePlan, Test, Throughput, Units};
 use std::path::PathBuf;
 
@@ -74,6 +75,10 @@ fn err(flag: &str, message: impl Into<String>) -> IozoneError {
     IozoneError { flag: flag.to_string(), message: message.into() }
 }
 
+fn from_getopt((flag, message): (String, String)) -> IozoneError {
+    IozoneError { flag, message }
+}
+
 /// The flags as given, before IOzone's rules.
 #[derive(Debug, Default)]
 struct Flags {
@@ -122,90 +127,13 @@ fn count(flag: &str, v: &str, what: &str) -> Result<u64, IozoneError> {
     v.trim().parse().map_err(|_| err(flag, format!("'{v}': expected {what}")))
 }
 
-/// The words of the command line, split as IOzone's getopt splits them.
-struct Words<'a> {
-    args: &'a [String],
-    i: usize,
-    /// The rest of a cluster of letters (`-az` after `-a`).
-    pending: Option<(String, usize)>,
-}
-
-impl<'a> Words<'a> {
-    fn new(args: &'a [String]) -> Self {
-        Words { args, i: 0, pending: None }
-    }
-
-    /// The next flag: `-x`, or `-+x`.
-    fn next_flag(&mut self) -> Result<Option<String>, IozoneError> {
-        if let Some((word, at)) = self.pending.take() {
-            return Ok(Some(self.take_letter(word, at)));
-        }
-        let Some(word) = self.args.get(self.i) else { return Ok(None) };
-        self.i += 1;
-        if !word.starts_with('-') || word.len() < 2 {
-            return Err(err(word, "expected an IOzone flag such as -a, -s 64m or -i 0 (see iozone -h); fsbench's own flags start with --"));
-        }
-        Ok(Some(self.take_letter(word.clone(), 1)))
-    }
-
-    fn take_letter(&mut self, word: String, at: usize) -> String {
-        let mut chars = word[at..].chars();
-        let c = chars.next().expect("a letter");
-        let mut end = at + c.len_utf8();
-        let flag = if c == '+' {
-            // `-+n`: the letter after the plus is the flag.
-            match chars.next() {
-                Some(d) => {
-                    end += d.len_utf8();
-                    format!("-+{d}")
-                }
-                None => "-+".to_string(),
-            }
-        } else {
-            format!("-{c}")
-        };
-        if end < word.len() {
-            self.pending = Some((word, end));
-        }
-        flag
-    }
-
-    /// The flag's value: the rest of its word (`-s64m`) or the next word.
-    fn value(&mut self, flag: &str) -> Result<String, IozoneError> {
-        if let Some((word, at)) = self.pending.take() {
-            return Ok(word[at..].to_string());
-        }
-        match self.args.get(self.i) {
-            Some(v) => {
-                self.i += 1;
-                Ok(v.clone())
-            }
-            None => Err(err(flag, "needs a value")),
-        }
-    }
-
-    /// `-F`: every following word up to the next flag.
-    fn values_until_flag(&mut self, flag: &str) -> Result<Vec<String>, IozoneError> {
-        let mut out = Vec::new();
-        if let Some((word, at)) = self.pending.take() {
-            out.push(word[at..].to_string());
-        }
-        while let Some(w) = self.args.get(self.i).filter(|w| !w.starts_with('-')) {
-            out.push(w.clone());
-            self.i += 1;
-        }
-        if out.is_empty() {
-            return Err(err(flag, "needs one file name per child"));
-        }
-        Ok(out)
-    }
-}
-
 /// Read IOzone's command line (the words after `iozone`) into a plan.
 pub fn parse(args: &[String]) -> Result<IozonePlan, IozoneError> {
     let mut f = Flags::default();
-    let mut w = Words::new(args);
-    while let Some(flag) = w.next_flag()? {
+    let mut w = Words::new(args, true);
+    while let Some(flag) = w.next_flag().map_err(|(f, _)| {
+        err(&f, "expected an IOzone flag such as -a, -s 64m or -i 0 (see iozone -h); fsbench's own flags start with --")
+    })? {
         apply(&mut f, &flag, &mut w)?;
         preamble_line(&mut f, &flag);
     }
@@ -222,22 +150,29 @@ fn apply(f: &mut Flags, flag: &str, w: &mut Words) -> Result<(), IozoneError> {
             f.tests.extend([Test::Write, Test::Read]);
         }
         "-z" => f.no_crossover = true,
-        "-s" => f.file_sizes.push(size_kb(flag, &w.value(flag)?)?),
-        "-r" => f.rec_sizes.push(size_kb(flag, &w.value(flag)?)?),
-        "-n" => f.min_file = Some(size_kb(flag, &w.value(flag)?)?),
-        "-g" => f.max_file = Some(size_kb(flag, &w.value(flag)?)?),
-        "-y" => f.min_rec = Some(size_kb(flag, &w.value(flag)?)?),
-        "-q" => f.max_rec = Some(size_kb(flag, &w.value(flag)?)?),
+        "-s" => f.file_sizes.push(size_kb(flag, &w.value(flag).map_err(from_getopt)?)?),
+        "-r" => f.rec_sizes.push(size_kb(flag, &w.value(flag).map_err(from_getopt)?)?),
+        "-n" => f.min_file = Some(size_kb(flag, &w.value(flag).map_err(from_getopt)?)?),
+        "-g" => f.max_file = Some(size_kb(flag, &w.value(flag).map_err(from_getopt)?)?),
+        "-y" => f.min_rec = Some(size_kb(flag, &w.value(flag).map_err(from_getopt)?)?),
+        "-q" => f.max_rec = Some(size_kb(flag, &w.value(flag).map_err(from_getopt)?)?),
         "-i" => {
-            let v = w.value(flag)?;
+            let v = w.value(flag).map_err(from_getopt)?;
             let n = count(flag, &v, "a test number 0-12")?;
             let t = Test::from_number(n).ok_or_else(|| {
                 err(flag, format!("'{v}': no such test; expected 0 write, 1 read, 2 random, 3 backward, 4 record rewrite, 5 stride, 6 fwrite, 7 fread, 8 mixed, 9 pwrite, 10 pread, 11 pwritev, 12 preadv"))
             })?;
             f.tests.push(t);
         }
-        "-f" => f.plan.file = PathBuf::from(w.value(flag)?),
-        "-F" => f.throughput_files = w.values_until_flag(flag)?.into_iter().map(PathBuf::from).collect(),
+        "-f" => f.plan.file = PathBuf::from(w.value(flag).map_err(from_getopt)?),
+        "-F" => {
+            f.throughput_files = w
+                .values_until_flag(flag)
+                .map_err(|(f, _)| err(&f, "needs one file name per child"))?
+                .into_iter()
+                .map(PathBuf::from)
+                .collect()
+        }
         "-I" => f.plan.direct = true,
         "-o" => f.plan.osync = true,
         "-e" => f.plan.fsync_in_timing = true,
@@ -247,7 +182,7 @@ fn apply(f: &mut Flags, flag: &str, w: &mut Words) -> Result<(), IozoneError> {
         "-+u" => f.plan.cpu = true,
         "-+B" => f.mixed_sequential = true,
         "-+p" => {
-            let v = w.value(flag)?;
+            let v = w.value(flag).map_err(from_getopt)?;
             let p = count(flag, &v, "a percentage of readers, 0-100")?;
             if p > 100 {
                 return Err(err(flag, format!("'{v}': expected a percentage of readers, 0-100")));
@@ -255,7 +190,7 @@ fn apply(f: &mut Flags, flag: &str, w: &mut Words) -> Result<(), IozoneError> {
             f.mixed_read_pct = Some(p as u32);
         }
         "-j" => {
-            let v = w.value(flag)?;
+            let v = w.value(flag).map_err(from_getopt)?;
             f.plan.stride = count(flag, &v, "a stride in records (at least 1)")?;
             if f.plan.stride == 0 {
                 return Err(err(flag, "0: expected a stride in records (at least 1)"));
@@ -267,12 +202,12 @@ fn apply(f: &mut Flags, flag: &str, w: &mut Words) -> Result<(), IozoneError> {
         "-R" => f.plan.excel = true,
         "-b" => {
             f.plan.excel = true;
-            f.plan.excel_file = Some(PathBuf::from(w.value(flag)?));
+            f.plan.excel_file = Some(PathBuf::from(w.value(flag).map_err(from_getopt)?));
         }
-        "-U" => f.plan.remount = Some(PathBuf::from(w.value(flag)?)),
-        "-t" => f.children = Some(children(flag, &w.value(flag)?)?),
-        "-l" => f.lower = Some(children(flag, &w.value(flag)?)?),
-        "-u" => f.upper = Some(children(flag, &w.value(flag)?)?),
+        "-U" => f.plan.remount = Some(PathBuf::from(w.value(flag).map_err(from_getopt)?)),
+        "-t" => f.children = Some(children(flag, &w.value(flag).map_err(from_getopt)?)?),
+        "-l" => f.lower = Some(children(flag, &w.value(flag).map_err(from_getopt)?)?),
+        "-u" => f.upper = Some(children(flag, &w.value(flag).map_err(from_getopt)?)?),
         "-T" => f.threads = true,
         "-x" => f.no_stonewall = true,
         other => {

@@ -4,6 +4,7 @@
 //! A layout renders only from the result (details included), never from
 //! anything measured on the side.
 
+pub mod bonnie;
 pub mod filebench;
 pub mod fio;
 pub mod iozone;
@@ -39,7 +40,7 @@ pub fn no_charts(_: &[&RunResult]) -> Vec<(String, String)> {
 }
 
 /// Every layout fsbench can show a run in.
-pub const LAYOUTS: &[Layout] = &[fio::LAYOUT, filebench::LAYOUT, quick::LAYOUT, postmark::LAYOUT, iozone::LAYOUT];
+pub const LAYOUTS: &[Layout] = &[fio::LAYOUT, filebench::LAYOUT, quick::LAYOUT, postmark::LAYOUT, iozone::LAYOUT, bonnie::LAYOUT];
 
 pub fn find(name: &str) -> Option<&'static Layout> {
     LAYOUTS.iter().find(|l| l.name == name)

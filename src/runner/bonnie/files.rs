@@ -1,0 +1,393 @@
+//! Bonnie++'s six file tests in the directory `Bonnie.<pid>` (with
+//! subdirectories `00000`, `00001`, ... when `-n` asks for several; file i
+//! goes to subdirectory i × dirs / count, so each holds an even share):
+//!
+//! - sequential create: names are the index as 10 lowercase hex digits
+//!   followed by 0-12 random letters and digits, created in index order;
+//!   each file gets min + rand() mod (max − min + 1) bytes written in
+//!   chunks (a hard or symbolic link to one file for max −1 / −2); sync(2)
+//!   at the end, timed;
+//! - sequential stat ("Read"): stat(2) every entry in readdir order, and
+//!   read the file's data when it has any;
+//! - sequential delete: unlink(2) in readdir order, then sync(2);
+//! - random create: the random letters first, then the number, so the
+//!   order looks random to the file system;
+//! - random stat and delete: over the name list shuffled by one random
+//!   swap per entry.
+//!
+//! With `-b` every create and unlink is followed by fsync(2) of the file
+//! (creates) and of its directory. One operation is one file.
+
+use super::{Ctx, Phase, Timer};
+use crate::model::bonnie::{FileKind, FileTests, Test};
+use std::ffi::{CStr, CString};
+use std::os::unix::ffi::OsStrExt;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+const LETTERS: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+
+fn last_os() -> std::io::Error {
+    std::io::Error::last_os_error()
+}
+
+/// The test directory and its subdirectories, open, and what was made.
+struct Tree {
+    top: std::path::PathBuf,
+    /// One descriptor per directory the files go to.
+    dirs: Vec<libc::c_int>,
+    made_top: bool,
+    /// The target every link points to (max −1 / −2), relative to `top`.
+    link_target: Option<CString>,
+}
+
+impl Tree {
+    fn make(top: &std::path::Path, dirs: u64) -> Result<Tree, String> {
+        let c = CString::new(top.as_os_str().as_bytes()).expect("no NUL in a path");
+        // SAFETY: a valid C string.
+        if unsafe { libc::mkdir(c.as_ptr(), 0o700) } != 0 {
+            return Err(format!("cannot make {}: {}", top.display(), last_os()));
+        }
+        let mut t = Tree { top: top.to_path_buf(), dirs: Vec::new(), made_top: true, link_target: None };
+        // SAFETY: a valid C string and plain flags.
+        let topfd = unsafe { libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC) };
+        if topfd < 0 {
+            return Err(format!("cannot open {}: {}", top.display(), last_os()));
+        }
+        if dirs <= 1 {
+            t.dirs.push(topfd);
+            return Ok(t);
+        }
+        for d in 0..dirs {
+            let name = CString::new(format!("{d:05}")).expect("digits");
+            // SAFETY: topfd is an open directory; name a valid C string.
+            let fd = unsafe {
+                if libc::mkdirat(topfd, name.as_ptr(), 0o700) != 0 {
+                    -1
+                } else {
+                    libc::openat(topfd, name.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC)
+                }
+            };
+            if fd < 0 {
+                let e = format!("cannot make {}/{d:05}: {}", top.display(), last_os());
+                // SAFETY: our own descriptor.
+                unsafe { libc::close(topfd) };
+                t.remove();
+                return Err(e);
+            }
+            t.dirs.push(fd);
+        }
+        // SAFETY: our own descriptor; the subdirectories keep their own.
+        unsafe { libc::close(topfd) };
+        Ok(t)
+    }
+
+    /// Remove whatever is left (files, links, subdirectories, the top).
+    fn remove(&mut self) {
+        for fd in self.dirs.drain(..) {
+            // SAFETY: our own descriptor, closed once.
+            unsafe { libc::close(fd) };
+        }
+        if self.made_top {
+            // Only this run's directory `Bonnie.<pid>`, which it made itself.
+            let _ = std::fs::remove_dir_all(&self.top);
+            self.made_top = false;
+        }
+    }
+}
+
+/// Bonnie++'s name for file `i`: the number first (sequential tests) or the
+/// random letters first (random tests).
+fn name(rand: &mut super::Rand, i: u64, number_first: bool) -> CString {
+    let mut s = Vec::with_capacity(24);
+    let letters = rand.below(13) as usize;
+    let digits = format!("{i:010x}");
+    if number_first {
+        s.extend_from_slice(digits.as_bytes());
+    }
+    for _ in 0..letters {
+        s.push(LETTERS[rand.below(LETTERS.len() as u64) as usize]);
+    }
+    if !number_first {
+        s.extend_from_slice(digits.as_bytes());
+    }
+    CString::new(s).expect("letters and digits")
+}
+
+/// Every file test, pushed in order; the directory is removed afterwards
+/// whatever happened.
+pub(super) fn run(ctx: &mut Ctx, t: &FileTests, phases: &mut Vec<Phase>) -> Result<(), String> {
+    let mut tree = Tree::make(&ctx.base, t.dirs)?;
+    let r = tests(ctx, t, &mut tree, phases);
+    tree.remove();
+    r
+}
+
+fn tests(ctx: &mut Ctx, t: &FileTests, tree: &mut Tree, phases: &mut Vec<Phase>) -> Result<(), String> {
+    if t.kind != FileKind::Files {
+        // Every link points at one file in the top directory, made before
+        // the clock starts.
+        let target = tree.top.join("link-target");
+        std::fs::write(&target, b"").map_err(|e| format!("cannot make {}: {e}", target.display()))?;
+        let abs = CString::new(target.as_os_str().as_bytes()).expect("no NUL in a path");
+        tree.link_target = Some(abs);
+    }
+    let mut data = vec![0u8; t.chunk as usize];
+    for (i, b) in data.iter_mut().enumerate() {
+        *b = b'a' + (i % 26) as u8;
+    }
+    for (number_first, create, stat, del) in
+        [(true, Test::SeqCreate, Test::SeqStat, Test::SeqDel), (false, Test::RanCreate, Test::RanStat, Test::RanDel)]
+    {
+        if ctx.stopped() {
+            return Ok(());
+        }
+        ctx.gate.before(create)?;
+        let (phase, mut names) = create_files(ctx, t, tree, &data, number_first)?;
+        phases.push(phase);
+        if ctx.stopped() {
+            return Ok(());
+        }
+        ctx.gate.before(stat)?;
+        let phase = if number_first { stat_in_dir_order(ctx, tree, &mut data)? } else { stat_listed(ctx, tree, &mut names, &mut data)? };
+        phases.push(phase);
+        if ctx.stopped() {
+            return Ok(());
+        }
+        ctx.gate.before(del)?;
+        let phase = if number_first { delete_in_dir_order(ctx, tree)? } else { delete_listed(ctx, tree, &mut names)? };
+        phases.push(phase);
+        ctx.meter.ops.fetch_add(3 * t.count(), Ordering::Relaxed);
+    }
+    Ok(())
+}
+
+fn sync_all() {
+    // SAFETY: sync takes no arguments and cannot fail.
+    unsafe { libc::sync() };
+}
+
+/// (directory index, name) of every file created, in creation order.
+type Names = Vec<(usize, CString)>;
+
+fn create_files(ctx: &mut Ctx, t: &FileTests, tree: &Tree, data: &[u8], number_first: bool) -> Result<(Phase, Names), String> {
+    let count = t.count();
+    let ndirs = tree.dirs.len() as u64;
+    let mut names: Names = Vec::with_capacity(count as usize);
+    let mut timer = Timer::start(if number_first { Test::SeqCreate } else { Test::RanCreate });
+    for i in 0..count {
+        if ctx.stopped() {
+            break;
+        }
+        let d = (i * ndirs / count) as usize;
+        let dfd = tree.dirs[d];
+        let began = Instant::now();
+        let n = name(&mut ctx.rand, i, number_first);
+        let size = if t.kind == FileKind::Files && t.max_size > 0 { t.min_size + ctx.rand.below(t.max_size - t.min_size + 1) } else { 0 };
+        // SAFETY: dfd is an open directory; the names and buffer are ours.
+        unsafe {
+            match (t.kind, &tree.link_target) {
+                (FileKind::HardLinks, Some(target)) => {
+                    if libc::linkat(libc::AT_FDCWD, target.as_ptr(), dfd, n.as_ptr(), 0) != 0 {
+                        return Err(format!("link {}: {}", n.to_string_lossy(), last_os()));
+                    }
+                }
+                (FileKind::SymLinks, Some(target)) => {
+                    if libc::symlinkat(target.as_ptr(), dfd, n.as_ptr()) != 0 {
+                        return Err(format!("symlink {}: {}", n.to_string_lossy(), last_os()));
+                    }
+                }
+                _ => {
+                    let fd = libc::openat(dfd, n.as_ptr(), libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC, 0o600);
+                    if fd < 0 {
+                        return Err(format!("create {}: {}", n.to_string_lossy(), last_os()));
+                    }
+                    let mut left = size as usize;
+                    while left > 0 {
+                        let k = left.min(data.len());
+                        if libc::write(fd, data.as_ptr() as *const libc::c_void, k) != k as isize {
+                            let e = format!("write {}: {}", n.to_string_lossy(), last_os());
+                            libc::close(fd);
+                            return Err(e);
+                        }
+                        left -= k;
+                    }
+                    if ctx.plan.fsync && libc::fsync(fd) != 0 {
+                        let e = format!("fsync {}: {}", n.to_string_lossy(), last_os());
+                        libc::close(fd);
+                        return Err(e);
+                    }
+                    libc::close(fd);
+                }
+            }
+            if ctx.plan.fsync && libc::fsync(dfd) != 0 {
+                return Err(format!("fsync of the directory: {}", last_os()));
+            }
+        }
+        timer.op(began, size);
+        names.push((d, n));
+    }
+    sync_all();
+    let done = names.len() as u64;
+    Ok((timer.finish(done), names))
+}
+
+/// stat one entry and read its data, if any; the bytes read.
+fn stat_one(dfd: libc::c_int, n: &CStr, data: &mut [u8]) -> Result<u64, String> {
+    // SAFETY: a zeroed stat is a valid out-parameter; dfd open; n a C string.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: dfd is an open directory, n a C string, st ours.
+    if unsafe { libc::fstatat(dfd, n.as_ptr(), &mut st, 0) } != 0 {
+        return Err(format!("stat {}: {}", n.to_string_lossy(), last_os()));
+    }
+    if st.st_size <= 0 || st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return Ok(0);
+    }
+    // SAFETY: as above; the buffer is ours.
+    unsafe {
+        let fd = libc::openat(dfd, n.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return Err(format!("open {}: {}", n.to_string_lossy(), last_os()));
+        }
+        let mut total = 0u64;
+        loop {
+            let r = libc::read(fd, data.as_mut_ptr() as *mut libc::c_void, data.len());
+            if r < 0 {
+                let e = format!("read {}: {}", n.to_string_lossy(), last_os());
+                libc::close(fd);
+                return Err(e);
+            }
+            if r == 0 {
+                break;
+            }
+            total += r as u64;
+        }
+        libc::close(fd);
+        Ok(total)
+    }
+}
+
+/// The entries of an open directory, in readdir order, without `.`/`..`
+/// and the links' target.
+fn list(dfd: libc::c_int) -> Result<Vec<CString>, String> {
+    // SAFETY: dup of an open descriptor; fdopendir takes ownership of the dup.
+    let dir = unsafe { libc::fdopendir(libc::dup(dfd)) };
+    if dir.is_null() {
+        return Err(format!("opendir: {}", last_os()));
+    }
+    let mut out = Vec::new();
+    // SAFETY: dir is a valid DIR*; rewinddir restarts from the beginning.
+    unsafe {
+        libc::rewinddir(dir);
+        loop {
+            let e = libc::readdir(dir);
+            if e.is_null() {
+                break;
+            }
+            let n = CStr::from_ptr((*e).d_name.as_ptr());
+            let b = n.to_bytes();
+            if b == b"." || b == b".." || b == b"link-target" {
+                continue;
+            }
+            out.push(n.to_owned());
+        }
+        libc::closedir(dir);
+    }
+    Ok(out)
+}
+
+fn stat_in_dir_order(ctx: &Ctx, tree: &Tree, data: &mut [u8]) -> Result<Phase, String> {
+    let mut timer = Timer::start(Test::SeqStat);
+    let mut n = 0;
+    for &dfd in &tree.dirs {
+        for name in list(dfd)? {
+            if ctx.stopped() {
+                break;
+            }
+            let began = Instant::now();
+            let bytes = stat_one(dfd, &name, data)?;
+            timer.op(began, bytes);
+            n += 1;
+        }
+    }
+    Ok(timer.finish(n))
+}
+
+fn unlink_one(ctx: &Ctx, dfd: libc::c_int, n: &CStr) -> Result<(), String> {
+    // SAFETY: dfd open; n a C string.
+    unsafe {
+        if libc::unlinkat(dfd, n.as_ptr(), 0) != 0 {
+            return Err(format!("unlink {}: {}", n.to_string_lossy(), last_os()));
+        }
+        if ctx.plan.fsync && libc::fsync(dfd) != 0 {
+            return Err(format!("fsync of the directory: {}", last_os()));
+        }
+    }
+    Ok(())
+}
+
+fn delete_in_dir_order(ctx: &Ctx, tree: &Tree) -> Result<Phase, String> {
+    let mut timer = Timer::start(Test::SeqDel);
+    let mut n = 0;
+    for &dfd in &tree.dirs {
+        for name in list(dfd)? {
+            if ctx.stopped() {
+                break;
+            }
+            let began = Instant::now();
+            unlink_one(ctx, dfd, &name)?;
+            timer.op(began, 0);
+            n += 1;
+        }
+    }
+    sync_all();
+    Ok(timer.finish(n))
+}
+
+/// One random swap per entry, as Bonnie++ shuffles before each random test.
+fn shuffle(rand: &mut super::Rand, names: &mut Names) {
+    let n = names.len() as u64;
+    for i in 0..names.len() {
+        let j = rand.below(n) as usize;
+        names.swap(i, j);
+    }
+}
+
+fn stat_listed(ctx: &mut Ctx, tree: &Tree, names: &mut Names, data: &mut [u8]) -> Result<Phase, String> {
+    shuffle(&mut ctx.rand, names);
+    let mut timer = Timer::start(Test::RanStat);
+    let mut n = 0;
+    for (d, name) in names.iter() {
+        if ctx.stopped() {
+            break;
+        }
+        let began = Instant::now();
+        let bytes = stat_one(tree.dirs[*d], name, data)?;
+        timer.op(began, bytes);
+        n += 1;
+    }
+    Ok(timer.finish(n))
+}
+
+fn delete_listed(ctx: &mut Ctx, tree: &Tree, names: &mut Names) -> Result<Phase, String> {
+    shuffle(&mut ctx.rand, names);
+    let mut timer = Timer::start(Test::RanDel);
+    let mut n = 0;
+    for (d, name) in names.iter() {
+        if ctx.stopped() {
+            break;
+        }
+        let began = Instant::now();
+        unlink_one(ctx, tree.dirs[*d], name)?;
+        timer.op(began, 0);
+        n += 1;
+    }
+    sync_all();
+    Ok(timer.finish(n))
+}
+
+/// A name as a string, for tests of the naming rule.
+#[cfg(test)]
+pub(super) fn name_for_test(rand: &mut super::Rand, i: u64, number_first: bool) -> String {
+    name(rand, i, number_first).into_string().expect("ASCII")
+}

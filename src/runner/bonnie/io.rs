@@ -1,0 +1,420 @@
+//! Bonnie++'s six IO tests on one file (split at 1 GiB):
+//!
+//! - putc: create it (O_EXCL; O_DIRECT with `-D`) and write `-f` MiB one
+//!   byte per write(2), timed per chunk of `chunk` calls;
+//! - put_block: recreate it and write the whole size in chunk-size
+//!   write(2)s, one byte of the buffer changed per chunk;
+//! - rewrite: per chunk read(2) it, change a byte, lseek(2) back one chunk
+//!   and write(2) it;
+//! - getc: read `-f` MiB one byte per read(2);
+//! - get_block: read the whole file in chunk-size read(2)s;
+//! - seeks: `procs` seekers share `seeks` random tickets; each is an
+//!   lseek(2) to chunk (ticket mod chunks) and a read(2) of it, and every
+//!   ticket divisible by 10 also changes a byte, seeks back and writes the
+//!   chunk (fsync(2) after it with `-b`).
+//!
+//! Every test ends with fsync(2) and close(2) inside its time, as in
+//! Bonnie++. A byte test's operation is its chunk of one-byte calls; a
+//! block test's, one chunk; a seek's, the lseek, read (and update).
+
+use super::{Ctx, Phase, Timer};
+use crate::model::bonnie::Test;
+use crate::runner::buffers::Buffers;
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Barrier;
+use std::time::Instant;
+
+/// The most bytes in one file: Bonnie++ splits larger sizes.
+const FILE_MAX: u64 = 1 << 30;
+
+fn os_err(what: &str, path: &std::path::Path) -> String {
+    format!("{what} {}: {}", path.display(), std::io::Error::last_os_error())
+}
+
+/// The IO file's pieces: paths, sizes, and the ones this run created.
+struct DataFiles {
+    paths: Vec<PathBuf>,
+    sizes: Vec<u64>,
+    created: Vec<bool>,
+}
+
+impl DataFiles {
+    fn new(base: &std::path::Path, total: u64) -> DataFiles {
+        let n = total.div_ceil(FILE_MAX).max(1);
+        let paths: Vec<PathBuf> =
+            (0..n).map(|i| if i == 0 { base.to_path_buf() } else { PathBuf::from(format!("{}.{i:03}", base.display())) }).collect();
+        let sizes = (0..n).map(|i| (total - i * FILE_MAX).min(FILE_MAX)).collect();
+        DataFiles { created: vec![false; paths.len()], paths, sizes }
+    }
+
+    fn cpath(&self, i: usize) -> CString {
+        CString::new(self.paths[i].as_os_str().as_bytes()).expect("no NUL in a path")
+    }
+
+    /// Open piece `i`; `create` makes it anew (O_EXCL), removing this run's
+    /// earlier copy first.
+    fn open(&mut self, i: usize, flags: libc::c_int, create: bool) -> Result<libc::c_int, String> {
+        let p = self.cpath(i);
+        if create && self.created[i] {
+            // SAFETY: a valid C string; the file is this run's own.
+            unsafe { libc::unlink(p.as_ptr()) };
+            self.created[i] = false;
+        }
+        let flags = if create { flags | libc::O_CREAT | libc::O_EXCL } else { flags };
+        // SAFETY: a valid C string and plain flags.
+        let fd = unsafe { libc::open(p.as_ptr(), flags | libc::O_CLOEXEC, 0o600) };
+        if fd < 0 {
+            return Err(os_err(if create { "cannot create" } else { "cannot open" }, &self.paths[i]));
+        }
+        if create {
+            self.created[i] = true;
+        }
+        Ok(fd)
+    }
+
+    /// Remove the pieces this run created.
+    fn remove(&mut self) {
+        for i in 0..self.paths.len() {
+            if self.created[i] {
+                let p = self.cpath(i);
+                // SAFETY: a valid C string; the file is this run's own.
+                unsafe { libc::unlink(p.as_ptr()) };
+                self.created[i] = false;
+            }
+        }
+    }
+}
+
+/// fsync and close, as every test ends.
+fn sync_close(fd: libc::c_int, path: &std::path::Path) -> Result<(), String> {
+    // SAFETY: fd is open and ours.
+    let r = unsafe { libc::fsync(fd) };
+    let e = (r != 0).then(|| os_err("fsync", path));
+    // SAFETY: closes our own descriptor once.
+    unsafe { libc::close(fd) };
+    e.map_or(Ok(()), Err)
+}
+
+fn full(r: isize, want: usize, what: &str, path: &std::path::Path) -> Result<(), String> {
+    if r < 0 {
+        return Err(os_err(what, path));
+    }
+    if r as usize != want {
+        return Err(format!("{what} {}: {r} of {want} bytes", path.display()));
+    }
+    Ok(())
+}
+
+/// Every test of the plan's IO half, pushed in order; the file is removed
+/// afterwards whatever happened.
+pub(super) fn run(ctx: &mut Ctx, phases: &mut Vec<Phase>) -> Result<(), String> {
+    let mut files = DataFiles::new(&ctx.base, ctx.plan.size_bytes());
+    let r = tests(ctx, &mut files, phases);
+    files.remove();
+    r
+}
+
+fn tests(ctx: &mut Ctx, files: &mut DataFiles, phases: &mut Vec<Phase>) -> Result<(), String> {
+    let plan = ctx.plan;
+    let chunk = plan.chunk as usize;
+    let mut bufs = Buffers::new(1, chunk);
+    let buf = &mut bufs.slot_mut(0)[..chunk];
+    for (i, b) in buf.iter_mut().enumerate() {
+        *b = b'a' + (i % 26) as u8;
+    }
+    let direct = if plan.direct { libc::O_DIRECT } else { 0 };
+    let char_bytes = plan.char_mib.map(|m| (m << 20).min(plan.size_bytes()));
+    let steps: [(Test, bool); 6] = [
+        (Test::Putc, char_bytes.is_some()),
+        (Test::PutBlock, true),
+        (Test::Rewrite, true),
+        (Test::Getc, char_bytes.is_some()),
+        (Test::GetBlock, true),
+        (Test::Seeks, true),
+    ];
+    for (test, wanted) in steps {
+        if !wanted || ctx.stopped() {
+            continue;
+        }
+        ctx.gate.before(test)?;
+        let phase = match test {
+            Test::Putc => bytewise(ctx, files, char_bytes.unwrap_or(0), true, direct)?,
+            Test::PutBlock => put_block(ctx, files, buf, direct)?,
+            Test::Rewrite => rewrite(ctx, files, buf)?,
+            Test::Getc => bytewise(ctx, files, char_bytes.unwrap_or(0), false, 0)?,
+            Test::GetBlock => get_block(ctx, files, buf)?,
+            _ => seeks(ctx, files)?,
+        };
+        if let Some(p) = phase {
+            ctx.meter.bytes.fetch_add(p.ops.bytes, Ordering::Relaxed);
+            phases.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// putc (`write`) or getc: `total` bytes one byte per call, in the pieces
+/// in order, timed per chunk of calls. None when stopped.
+fn bytewise(ctx: &Ctx, files: &mut DataFiles, total: u64, write: bool, direct: libc::c_int) -> Result<Option<Phase>, String> {
+    let chunk = ctx.plan.chunk;
+    let mut t = Timer::start(if write { Test::Putc } else { Test::Getc });
+    let mut left = total;
+    let mut byte = [0u8; 1];
+    for i in 0..files.paths.len() {
+        if left == 0 {
+            break;
+        }
+        let fd = if write { files.open(i, libc::O_RDWR | direct, true)? } else { files.open(i, libc::O_RDWR, false)? };
+        let here = left.min(files.sizes[i]);
+        let mut done = 0;
+        while done < here {
+            if ctx.stopped() {
+                // SAFETY: our own descriptor, closed once.
+                unsafe { libc::close(fd) };
+                return Ok(None);
+            }
+            let n = chunk.min(here - done);
+            let began = Instant::now();
+            for k in 0..n {
+                // SAFETY: one byte of our own buffer, fd open.
+                let r = unsafe {
+                    if write {
+                        byte[0] = (k & 0x7f) as u8;
+                        libc::write(fd, byte.as_ptr() as *const libc::c_void, 1)
+                    } else {
+                        libc::read(fd, byte.as_mut_ptr() as *mut libc::c_void, 1)
+                    }
+                };
+                if r != 1 {
+                    let e = os_err(if write { "putc: write" } else { "getc: read" }, &files.paths[i]);
+                    // SAFETY: our own descriptor, closed once.
+                    unsafe { libc::close(fd) };
+                    return Err(e);
+                }
+            }
+            t.op(began, n);
+            done += n;
+        }
+        sync_close(fd, &files.paths[i])?;
+        left -= here;
+    }
+    Ok(Some(t.finish(total / 1024)))
+}
+
+fn put_block(ctx: &Ctx, files: &mut DataFiles, buf: &mut [u8], direct: libc::c_int) -> Result<Option<Phase>, String> {
+    let chunk = buf.len();
+    let mut t = Timer::start(Test::PutBlock);
+    for i in 0..files.paths.len() {
+        let fd = files.open(i, libc::O_RDWR | direct, true)?;
+        let chunks = files.sizes[i] / chunk as u64;
+        for c in 0..chunks {
+            if ctx.stopped() {
+                // SAFETY: our own descriptor, closed once.
+                unsafe { libc::close(fd) };
+                return Ok(None);
+            }
+            buf[(c as usize) % chunk] ^= 1;
+            let began = Instant::now();
+            // SAFETY: `chunk` bytes of our own buffer, fd open.
+            let r = unsafe { libc::write(fd, buf.as_ptr() as *const libc::c_void, chunk) };
+            if let Err(e) = full(r, chunk, "put_block: write", &files.paths[i]) {
+                // SAFETY: our own descriptor, closed once.
+                unsafe { libc::close(fd) };
+                return Err(e);
+            }
+            t.op(began, chunk as u64);
+        }
+        sync_close(fd, &files.paths[i])?;
+    }
+    Ok(Some(t.finish(ctx.plan.size_bytes() / 1024)))
+}
+
+fn rewrite(ctx: &Ctx, files: &mut DataFiles, buf: &mut [u8]) -> Result<Option<Phase>, String> {
+    let chunk = buf.len();
+    let mut t = Timer::start(Test::Rewrite);
+    for i in 0..files.paths.len() {
+        let fd = files.open(i, libc::O_RDWR, false)?;
+        let chunks = files.sizes[i] / chunk as u64;
+        let path = files.paths[i].clone();
+        let step = |buf: &mut [u8], c: u64| -> Result<(), String> {
+            // SAFETY: `chunk` bytes of our own buffer, fd open.
+            let r = unsafe { libc::read(fd, buf.as_mut_ptr() as *mut libc::c_void, chunk) };
+            full(r, chunk, "rewrite: read", &path)?;
+            buf[(c as usize) % chunk] ^= 1;
+            // SAFETY: fd open; a relative seek back over what was read.
+            if unsafe { libc::lseek(fd, -(chunk as libc::off_t), libc::SEEK_CUR) } < 0 {
+                return Err(os_err("rewrite: lseek", &path));
+            }
+            // SAFETY: `chunk` bytes of our own buffer, fd open.
+            let r = unsafe { libc::write(fd, buf.as_ptr() as *const libc::c_void, chunk) };
+            full(r, chunk, "rewrite: write", &path)
+        };
+        for c in 0..chunks {
+            if ctx.stopped() {
+                // SAFETY: our own descriptor, closed once.
+                unsafe { libc::close(fd) };
+                return Ok(None);
+            }
+            let began = Instant::now();
+            if let Err(e) = step(buf, c) {
+                // SAFETY: our own descriptor, closed once.
+                unsafe { libc::close(fd) };
+                return Err(e);
+            }
+            t.op(began, chunk as u64);
+        }
+        sync_close(fd, &files.paths[i])?;
+    }
+    Ok(Some(t.finish(ctx.plan.size_bytes() / 1024)))
+}
+
+fn get_block(ctx: &Ctx, files: &mut DataFiles, buf: &mut [u8]) -> Result<Option<Phase>, String> {
+    let chunk = buf.len();
+    let mut t = Timer::start(Test::GetBlock);
+    for i in 0..files.paths.len() {
+        let fd = files.open(i, libc::O_RDWR, false)?;
+        let chunks = files.sizes[i] / chunk as u64;
+        for _ in 0..chunks {
+            if ctx.stopped() {
+                // SAFETY: our own descriptor, closed once.
+                unsafe { libc::close(fd) };
+                return Ok(None);
+            }
+            let began = Instant::now();
+            // SAFETY: `chunk` bytes of our own buffer, fd open.
+            let r = unsafe { libc::read(fd, buf.as_mut_ptr() as *mut libc::c_void, chunk) };
+            if let Err(e) = full(r, chunk, "get_block: read", &files.paths[i]) {
+                // SAFETY: our own descriptor, closed once.
+                unsafe { libc::close(fd) };
+                return Err(e);
+            }
+            t.op(began, chunk as u64);
+        }
+        sync_close(fd, &files.paths[i])?;
+    }
+    Ok(Some(t.finish(ctx.plan.size_bytes() / 1024)))
+}
+
+/// What one seeker did.
+struct Seeker {
+    started: Instant,
+    ended: Instant,
+    ops: crate::result::OpStats,
+    error: Option<String>,
+}
+
+fn seeks(ctx: &mut Ctx, files: &mut DataFiles) -> Result<Option<Phase>, String> {
+    let plan = ctx.plan;
+    let chunk = plan.chunk;
+    let total_chunks = (plan.size_bytes() / chunk).max(1);
+    // Bonnie++ hands its seekers rand() tickets; drawn before the clock starts.
+    let tickets: Vec<u32> = (0..plan.seeks).map(|_| ctx.rand.next()).collect();
+    let next = AtomicUsize::new(0);
+    let procs = plan.seek_procs as usize;
+    let ready = Barrier::new(procs + 1);
+    let mut timer = Timer::start(Test::Seeks);
+    let paths = &files.paths;
+    let per_file = FILE_MAX / chunk;
+    let stop = ctx.stop;
+    let fsync_each = plan.fsync;
+    let seekers: Vec<Seeker> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..procs)
+            .map(|_| {
+                let (tickets, next, ready) = (&tickets, &next, &ready);
+                s.spawn(move || seeker(paths, tickets, next, ready, chunk, total_chunks, per_file, fsync_each, stop))
+            })
+            .collect();
+        ready.wait();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| panic!("a seeker thread panicked"))).collect()
+    });
+    if let Some(e) = seekers.iter().find_map(|s| s.error.clone()) {
+        return Err(e);
+    }
+    if ctx.stopped() {
+        return Ok(None);
+    }
+    let start = seekers.iter().map(|s| s.started).min().expect("at least one seeker");
+    let end = seekers.iter().map(|s| s.ended).max().expect("at least one seeker");
+    for s in &seekers {
+        timer.ops.merge(&s.ops);
+    }
+    let mut phase = timer.finish(plan.seeks);
+    phase.figure.elapsed_ns = end.duration_since(start).as_nanos() as u64;
+    phase.ops.active_ns = Some(phase.figure.elapsed_ns);
+    Ok(Some(phase))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn seeker(
+    paths: &[PathBuf],
+    tickets: &[u32],
+    next: &AtomicUsize,
+    ready: &Barrier,
+    chunk: u64,
+    total_chunks: u64,
+    per_file: u64,
+    fsync_each: bool,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Seeker {
+    crate::host::private_fd_table(false);
+    let mut ops = crate::result::OpStats::new(Test::Seeks.name(), crate::result::OpClass::DataRead, false);
+    let mut bufs = Buffers::new(1, chunk as usize);
+    let buf = &mut bufs.slot_mut(0)[..chunk as usize];
+    let mut fds = Vec::with_capacity(paths.len());
+    let mut error = None;
+    for p in paths {
+        let c = CString::new(p.as_os_str().as_bytes()).expect("no NUL in a path");
+        // SAFETY: a valid C string and plain flags.
+        let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
+        if fd < 0 && error.is_none() {
+            error = Some(os_err("seeks: cannot open", p));
+        }
+        fds.push(fd);
+    }
+    ready.wait();
+    let started = Instant::now();
+    while error.is_none() && !stop.load(Ordering::Relaxed) {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        let Some(&ticket) = tickets.get(i) else { break };
+        let c = ticket as u64 % total_chunks;
+        let (f, off) = ((c / per_file) as usize, (c % per_file * chunk) as libc::off_t);
+        let fd = fds[f];
+        let began = Instant::now();
+        let len = chunk as usize;
+        // SAFETY: fd is open (checked above); the buffer holds `chunk` bytes.
+        let ok = unsafe {
+            libc::lseek(fd, off, libc::SEEK_SET) == off && libc::read(fd, buf.as_mut_ptr() as *mut libc::c_void, len) == len as isize
+        };
+        if !ok {
+            error = Some(os_err("seeks: read", &paths[f]));
+            break;
+        }
+        if ticket % 10 == 0 {
+            buf[(i % len).min(len - 1)] ^= 1;
+            // SAFETY: as above.
+            let ok = unsafe {
+                libc::lseek(fd, off, libc::SEEK_SET) == off
+                    && libc::write(fd, buf.as_ptr() as *const libc::c_void, len) == len as isize
+                    && (!fsync_each || libc::fsync(fd) == 0)
+            };
+            if !ok {
+                error = Some(os_err("seeks: update", &paths[f]));
+                break;
+            }
+        }
+        ops.lat.record(began.elapsed().as_nanos() as u64);
+        ops.ops += 1;
+        ops.bytes += chunk;
+    }
+    for (fd, p) in fds.into_iter().zip(paths) {
+        if fd >= 0 {
+            if let Err(e) = sync_close(fd, p) {
+                error.get_or_insert(e);
+            }
+        }
+    }
+    Seeker { started, ended: Instant::now(), ops, error }
+}

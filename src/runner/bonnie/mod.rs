@@ -1,0 +1,334 @@
+//! Executes one `BonniePlan` with Bonnie++ 2.00a's tests, in its order:
+//! the IO tests on `Bonnie.<pid>` in the scratch directory (`io`), then the
+//! file tests in the directory `Bonnie.<pid>` (`files`). Each test is a
+//! phase timed as Bonnie++ times it (from its first operation to the end of
+//! its closing fsync, close or sync) with the process's CPU over it, and
+//! every operation's latency in the test's histogram (Bonnie++ keeps only
+//! the slowest).
+//!
+//! The tests run on a thread of their own with its own descriptor table
+//! (so reads and writes keep the kernel's unshared fast path, as in
+//! Bonnie++'s single process) and with the file-system uid and gid `-u`/`-g`
+//! name (setfsuid/setfsgid: the files are created as that user and
+//! permissions are checked as that user, while fsbench keeps root for its
+//! own cleanup).
+//!
+//! Differences from Bonnie++ 2.00a, none in what the kernel is asked to do
+//! per operation: random numbers come from fsbench's generator seeded with
+//! `-z` (or a `-Z` file's numbers), not glibc's rand(), so one seed gives
+//! another (equally distributed) sequence; the seekers are threads pulling
+//! tickets from a shared counter rather than processes reading them from a
+//! pipe, and start together without Bonnie++'s 3-second pause; an IO file
+//! over 1 GiB is split into 1 GiB files named `Bonnie.<pid>`,
+//! `Bonnie.<pid>.001`, ...
+//!
+//! Only what the run created is removed, on success, on error and when
+//! stopped (the stop flag is read once per chunk and per file).
+
+mod files;
+mod io;
+#[cfg(test)]
+mod tests;
+
+use crate::host::proc_io::process_io;
+use crate::measure::usage::UsageMark;
+use crate::model::bonnie::{BonniePlan, Seed, SyncMode, Test};
+use crate::observe::blockdev::DeviceWatch;
+use crate::result::bonnie::{BonnieDetails, PhaseFigure};
+use crate::result::{GroupResult, Headline, JobResult, OpClass, OpStats, RunResult};
+use crate::runner::events::{Expected, Meter};
+use crate::runner::rng::Rng;
+use crate::runner::{RunError, RunOptions};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Random numbers as Bonnie++ draws them: 31-bit values, from the seed or
+/// from a `-Z` file's big-endian 32-bit numbers, in a loop.
+pub(crate) enum Rand {
+    Gen(Rng),
+    File { values: Vec<u32>, next: usize },
+}
+
+impl Rand {
+    fn new(seed: &Seed) -> Result<Rand, String> {
+        match seed {
+            Seed::Number(n) => Ok(Rand::Gen(Rng::new(*n as u64))),
+            Seed::File(p) => {
+                let bytes = std::fs::read(p).map_err(|e| format!("-Z {}: {e}", p.display()))?;
+                let values: Vec<u32> = bytes.chunks_exact(4).map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]])).collect();
+                if values.is_empty() {
+                    return Err(format!("-Z {}: no random numbers in it (expected 4-byte numbers in network byte order)", p.display()));
+                }
+                Ok(Rand::File { values, next: 0 })
+            }
+        }
+    }
+
+    /// A number in 0..2^31, like rand().
+    pub(crate) fn next(&mut self) -> u32 {
+        match self {
+            Rand::Gen(r) => (r.next_u64() >> 33) as u32,
+            Rand::File { values, next } => {
+                let v = values[*next % values.len()];
+                *next += 1;
+                v & 0x7fff_ffff
+            }
+        }
+    }
+
+    /// A number below n (n > 0).
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
+        self.next() as u64 % n.max(1)
+    }
+}
+
+/// One test as it ran: Bonnie++'s figure and the operations' statistics.
+pub(crate) struct Phase {
+    pub figure: PhaseFigure,
+    pub ops: OpStats,
+}
+
+/// Times one test: the wall clock and the process's CPU from `start` to
+/// `finish`, every operation's latency in between.
+pub(crate) struct Timer {
+    test: Test,
+    t0: Instant,
+    u0: UsageMark,
+    pub ops: OpStats,
+}
+
+impl Timer {
+    pub(crate) fn start(test: Test) -> Timer {
+        let class = match test {
+            Test::Putc | Test::PutBlock | Test::Rewrite => OpClass::DataWrite,
+            Test::Getc | Test::GetBlock | Test::Seeks => OpClass::DataRead,
+            _ => OpClass::Metadata,
+        };
+        Timer { test, t0: Instant::now(), u0: UsageMark::now(), ops: OpStats::new(test.name(), class, false) }
+    }
+
+    /// One operation that began at `began`, moving `bytes`.
+    #[inline]
+    pub(crate) fn op(&mut self, began: Instant, bytes: u64) {
+        let ns = began.elapsed().as_nanos() as u64;
+        self.ops.lat.record(ns);
+        self.ops.ops += 1;
+        self.ops.bytes += bytes;
+    }
+
+    /// The phase ended now; `amount` is what its rate counts (KiB, seeks,
+    /// files).
+    pub(crate) fn finish(mut self, amount: u64) -> Phase {
+        let elapsed_ns = self.t0.elapsed().as_nanos() as u64;
+        let cpu = self.u0.until(&UsageMark::now());
+        self.ops.active_ns = Some(elapsed_ns);
+        Phase {
+            figure: PhaseFigure {
+                test: self.test,
+                elapsed_ns,
+                amount,
+                cpu_s: cpu.user_s + cpu.system_s,
+                max_latency_ns: self.ops.lat.max(),
+            },
+            ops: self.ops,
+        }
+    }
+}
+
+/// What the run does before each test: line up with other copies.
+pub(crate) struct Gate {
+    mode: Option<SyncMode>,
+    semaphores: Option<i32>,
+}
+
+impl Gate {
+    fn new(mode: Option<SyncMode>) -> Result<Gate, String> {
+        let semaphores = match mode {
+            Some(SyncMode::Semaphore) => Some(crate::host::semaphore::open().map_err(|e| format!("-y s: {e}"))?),
+            _ => None,
+        };
+        Ok(Gate { mode, semaphores })
+    }
+
+    pub(crate) fn before(&self, test: Test) -> Result<(), String> {
+        match (self.mode, self.semaphores) {
+            (Some(SyncMode::Semaphore), Some(id)) => crate::host::semaphore::arrive_and_wait(id, test.index() as u16),
+            (Some(SyncMode::Prompt), _) => {
+                eprint!("fsbench bonnie: press Enter to start {} ...", test.name());
+                let mut line = String::new();
+                std::io::stdin().read_line(&mut line).map_err(|e| format!("-y p: reading standard input: {e}"))?;
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// What the tests produced, or why they stopped.
+pub(crate) struct Outcome {
+    pub phases: Vec<Phase>,
+    pub partial: bool,
+    pub error: Option<String>,
+}
+
+/// Everything a test needs besides its plan.
+pub(crate) struct Ctx<'a> {
+    pub plan: &'a BonniePlan,
+    pub stop: &'a AtomicBool,
+    pub gate: Gate,
+    pub rand: Rand,
+    pub meter: &'a Meter,
+    /// `Bonnie.<pid>`: the IO file's name and the file tests' directory.
+    pub base: PathBuf,
+}
+
+impl Ctx<'_> {
+    pub(crate) fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+}
+
+/// Run every test of the plan on this thread (as the plan's user).
+fn run_tests(plan: &BonniePlan, stop: &AtomicBool, meter: &Meter) -> Outcome {
+    crate::host::private_fd_table(false);
+    // SAFETY: setfsuid/setfsgid change only this thread's file-system ids;
+    // the group first, while the thread may still change it.
+    let ids = unsafe {
+        libc::setfsgid(plan.gid);
+        libc::setfsuid(plan.uid);
+        // Each call answers the ids in force before it: asking again (with
+        // an id that cannot be set) tells whether the change took.
+        (libc::setfsuid(u32::MAX) as u32, libc::setfsgid(u32::MAX) as u32)
+    };
+    let mut out = Outcome { phases: Vec::new(), partial: false, error: None };
+    if ids != (plan.uid, plan.gid) {
+        out.error = Some(format!("-u/-g: cannot run the tests as uid {} gid {} (that needs root)", plan.uid, plan.gid));
+        return out;
+    }
+    let mut ctx = match (Gate::new(plan.sync), Rand::new(&plan.seed)) {
+        (Ok(gate), Ok(rand)) => Ctx { plan, stop, gate, rand, meter, base: plan.dir.join(format!("Bonnie.{}", std::process::id())) },
+        (Err(e), _) | (_, Err(e)) => {
+            out.error = Some(e);
+            return out;
+        }
+    };
+    if plan.size_mib > 0 {
+        if let Err(e) = io::run(&mut ctx, &mut out.phases) {
+            out.error = Some(e);
+        }
+    }
+    if out.error.is_none() && !ctx.stopped() {
+        if let Some(t) = &plan.files {
+            if let Err(e) = files::run(&mut ctx, t, &mut out.phases) {
+                out.error = Some(e);
+            }
+        }
+    }
+    out.partial = ctx.stopped();
+    out
+}
+
+/// The headline: block write, block read and the create rates, the figures
+/// a Bonnie++ user looks at first.
+fn headline(phases: &[PhaseFigure]) -> Vec<Headline> {
+    let pick = |t: Test| phases.iter().find(|p| p.test == t);
+    let mut h = Vec::new();
+    for (t, name, unit, scale) in [
+        (Test::PutBlock, "put_block_KiB_s", "KiB/s", 1.0),
+        (Test::Rewrite, "rewrite_KiB_s", "KiB/s", 1.0),
+        (Test::GetBlock, "get_block_KiB_s", "KiB/s", 1.0),
+        (Test::Seeks, "seeks_s", "seeks/s", 1.0),
+        (Test::SeqCreate, "seq_create_s", "files/s", 1.0),
+        (Test::RanCreate, "ran_create_s", "files/s", 1.0),
+    ] {
+        if let Some(p) = pick(t) {
+            h.push(Headline::new(name, unit, p.rate() * scale));
+        }
+    }
+    h
+}
+
+/// The IO file's and the file tests' space: the file, and the files' mean size.
+fn space_needs(plan: &BonniePlan) -> Vec<crate::environment::space::Need> {
+    let files = plan.files.as_ref().map(|t| t.count() * (t.min_size + t.max_size) / 2).unwrap_or(0);
+    vec![crate::environment::space::Need::new_in(&plan.dir, plan.size_bytes().max(files))]
+}
+
+/// Run the plan as fsbench runs every shape: inside a measured window with
+/// its CPU, process I/O and device counters, and the result in the common
+/// envelope (Bonnie++'s figures in `details`).
+pub(crate) fn run_plan(
+    plan: &BonniePlan,
+    opts: &RunOptions,
+    layout: &str,
+    before_measure: &mut dyn FnMut(&[PathBuf]),
+) -> Result<RunResult, RunError> {
+    let started_unix = crate::runner::unix_now();
+    let meta = std::fs::metadata(&plan.dir).map_err(|e| format!("-d {}: {e}", plan.dir.display()))?;
+    if !meta.is_dir() {
+        return Err(format!("-d {}: not a directory", plan.dir.display()).into());
+    }
+    crate::environment::space::check(&space_needs(plan), opts.allow_fill)?;
+    before_measure(&[]);
+    let dirs = vec![plan.dir.clone()];
+    let refs: Vec<&Path> = dirs.iter().map(|p| p.as_path()).collect();
+    let watch = DeviceWatch::start(&refs);
+    let io0 = process_io();
+    let u0 = UsageMark::now();
+    let t0 = Instant::now();
+    let meter = Arc::new(Meter::default());
+    let total_kib = plan.size_mib * 1024 * 3 + plan.char_mib.unwrap_or(0) * 1024 * 2;
+    opts.events.measuring("bonnie", &Expected { bytes: total_kib * 1024, ..Default::default() }, meter.clone());
+    let stop = opts.stop.clone();
+    let p2 = plan.clone();
+    let m2 = meter.clone();
+    let outcome = std::thread::Builder::new()
+        .name("fsb-bonnie".into())
+        .spawn(move || run_tests(&p2, &stop, &m2))
+        .map_err(|e| format!("cannot start the Bonnie++ thread: {e}"))?
+        .join()
+        .map_err(|_| "the Bonnie++ thread panicked".to_string())?;
+    opts.events.measured();
+    let elapsed_ns = t0.elapsed().as_nanos() as u64;
+    let cpu = u0.until(&UsageMark::now());
+    if let Some(e) = &outcome.error {
+        if outcome.phases.is_empty() {
+            return Err(RunError::Workload(e.clone()));
+        }
+    }
+    let group = GroupResult {
+        group: 0,
+        ran_with: Vec::new(),
+        elapsed_ns,
+        process_io: process_io().since(&io0),
+        devices: watch.finish(elapsed_ns),
+        cpu,
+    };
+    let figures: Vec<PhaseFigure> = outcome.phases.iter().map(|p| p.figure.clone()).collect();
+    let details = BonnieDetails {
+        seed_text: match &plan.seed {
+            Seed::Number(n) => n.to_string(),
+            Seed::File(p) => p.display().to_string(),
+        },
+        settings: plan.clone(),
+        phases: figures.clone(),
+    };
+    let job = JobResult {
+        name: "bonnie".into(),
+        group: 0,
+        threads: 1,
+        engine: "sync".into(),
+        elapsed_ns,
+        ops: outcome.phases.into_iter().map(|p| p.ops).collect(),
+        timeline: Default::default(),
+        options: Default::default(),
+        resolved: serde_json::to_value(plan).unwrap_or_default(),
+        partial: outcome.partial,
+        error: outcome.error.clone(),
+        headline: headline(&figures),
+        details: Some(serde_json::to_value(&details).map_err(|e| e.to_string())?),
+    };
+    Ok(crate::runner::envelope(opts, layout, started_unix, vec![job], vec![group], &dirs, Vec::new(), outcome.partial))
+}

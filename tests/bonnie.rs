@@ -1,0 +1,180 @@
+//! `fsbench bonnie` through the CLI: Bonnie++'s report and CSV line, read
+//! by Debian's bon_csv2txt and bon_csv2html; -q and -x; the common JSON
+//! result; the fsyncs -b makes, counted by strace against Bonnie++'s own
+//! count; and refusals naming the flag.
+
+mod common;
+
+use common::{fsbench, have, skip};
+use serde_json::Value;
+use std::io::Write;
+use std::process::Stdio;
+
+fn run(args: &[&str]) -> std::process::Output {
+    fsbench().arg("bonnie").args(args).args(["--no-progress"]).output().unwrap()
+}
+
+fn stdout_ok(out: &std::process::Output) -> String {
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+fn csv_of(text: &str) -> Vec<String> {
+    let line = text.lines().find(|l| l.starts_with("1.98,")).unwrap_or_else(|| panic!("no CSV line in:\n{text}"));
+    line.split(',').map(str::to_string).collect()
+}
+
+/// Feed `input` to a tool on stdin; its stdout.
+fn pipe(tool: &str, input: &str) -> String {
+    let mut c = std::process::Command::new(tool).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    c.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let out = c.wait_with_output().unwrap();
+    assert!(out.status.success(), "{tool}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn report_and_csv_line_are_bonnies_and_its_tools_read_them() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().to_str().unwrap();
+    let text = stdout_ok(&run(&["-d", dir, "-s", "8", "-f2", "-n", "1:2000:100:2", "-r", "0", "-u", "root", "-z", "42", "-m", "ci"]));
+    assert!(text.starts_with("Version 2.00a       ------Sequential Output------"), "{text}");
+    assert!(text.contains("\nci               8M "), "{text}");
+    assert!(text.contains("\n       1:2000:100/2 "), "{text}");
+    let f = csv_of(&text);
+    assert_eq!(f.len(), 50);
+    assert_eq!(&f[..9], ["1.98", "2.00a", "ci", "1", "42", "8M", "", "8192", "5"]);
+    // num_files, max, min, then the writer's empty chunk before num_dirs.
+    assert_eq!(&f[21..26], ["1", "2000", "100", "", "2"]);
+    // Two MiB one byte at a time take well over half a second.
+    let putc: u64 = f[9].parse().unwrap_or_else(|_| panic!("putc should be a figure: {}", f[9]));
+    assert!(putc > 0);
+    for lat in &f[38..50] {
+        assert!(lat.ends_with("us") || lat.ends_with("ms") || lat.ends_with('s'), "latency {lat}");
+    }
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0, "nothing is left behind");
+
+    if !have("bon_csv2txt") || !have("bon_csv2html") {
+        skip("bon_csv2txt/bon_csv2html not installed (Debian's bonnie++; scripts/setup.sh installs it)");
+        return;
+    }
+    let line = f.join(",") + "\n";
+    let txt = pipe("bon_csv2txt", &line);
+    let cells = txt.lines().find(|l| l.starts_with("ci ")).unwrap_or_else(|| panic!("bon_csv2txt has no row for ci:\n{txt}"));
+    let putc_cell = if putc < 10000 { format!("{putc}k") } else { format!("{:.1}m", putc as f64 / 1024.0) };
+    assert!(cells.contains(&putc_cell), "bon_csv2txt shows putc {putc_cell}: {cells}");
+    assert!(cells.contains("8M::8192:5"), "size cell: {cells}");
+    for lat in &f[38..44] {
+        assert!(txt.contains(lat.as_str()), "bon_csv2txt shows latency {lat}:\n{txt}");
+    }
+    let html = pipe("bon_csv2html", &line);
+    assert!(html.contains("Bonnie++ Benchmark results"), "{html}");
+    assert!(html.contains(">ci<"), "bon_csv2html has the name");
+    assert!(html.contains(&format!(">{putc}<")), "bon_csv2html shows putc {putc}");
+    assert!(html.contains(&format!(">{}<", f[38])), "bon_csv2html shows putc's latency {}", f[38]);
+}
+
+#[test]
+fn quiet_prints_the_csv_line_alone_and_x_a_header_and_a_line_per_run() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().to_str().unwrap();
+    let text = stdout_ok(&run(&["-d", dir, "-s", "0", "-n", "1", "-r", "0", "-u", "root", "-q"]));
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(text.starts_with("1.98,2.00a,"));
+    let text = stdout_ok(&run(&["-d", dir, "-s", "0", "-n", "1", "-r", "0", "-u", "root", "-x", "2", "-z", "3"]));
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(lines[0].starts_with("format_version,bonnie_version,name,"));
+    assert!(lines[1].starts_with("1.98,") && lines[2].starts_with("1.98,"));
+}
+
+#[test]
+fn the_json_result_holds_every_phase_with_its_histogram() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().to_str().unwrap();
+    let out = fsbench()
+        .arg("bonnie")
+        .args(["-d", dir, "-s", "4", "-f1", "-n", "1", "-r", "0", "-u", "root", "--output-format", "json", "--no-progress"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&stdout_ok(&out).into_bytes()).unwrap();
+    assert_eq!(v["layout"], "bonnie");
+    let j = &v["jobs"][0];
+    let names: Vec<&str> = j["ops"].as_array().unwrap().iter().map(|o| o["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "putc",
+            "put_block",
+            "rewrite",
+            "getc",
+            "get_block",
+            "seeks",
+            "seq_create",
+            "seq_stat",
+            "seq_del",
+            "ran_create",
+            "ran_stat",
+            "ran_del"
+        ]
+    );
+    let phases = j["details"]["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 12);
+    assert_eq!(j["ops"][1]["bytes"], 4 << 20, "put_block writes the whole size");
+    assert_eq!(j["ops"][6]["ops"], 1024, "1024 files created");
+}
+
+/// strace's count of one system call in a `strace -c` table.
+fn calls(table: &str, name: &str) -> u64 {
+    table.lines().find(|l| l.split_whitespace().last() == Some(name)).and_then(|l| l.split_whitespace().nth(3)?.parse().ok()).unwrap_or(0)
+}
+
+#[test]
+fn b_fsyncs_every_create_and_delete_as_bonnie_does() {
+    if !have("strace") {
+        skip("strace not installed (scripts/setup.sh installs it)");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().to_str().unwrap();
+    let log = d.path().join("strace.txt");
+    let bin = assert_cmd::cargo::cargo_bin("fsbench");
+    let st = std::process::Command::new("strace")
+        .args(["-f", "-c", "-e", "trace=fsync,sync", "-o", log.to_str().unwrap()])
+        .arg(&bin)
+        .args(["bonnie", "-d", dir, "-s", "0", "-n", "1", "-b", "-r", "0", "-u", "root", "-q", "--no-progress"])
+        .output()
+        .unwrap();
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    let table = std::fs::read_to_string(&log).unwrap();
+    // Bonnie++ 2.00a under strace with the same flags: 6144 fsync, 4 sync
+    // (each create: the file and its directory; each delete: the
+    // directory; sync after every create and delete test).
+    assert_eq!(calls(&table, "fsync"), 2 * 1024 * 2 + 1024 * 2, "{table}");
+    assert_eq!(calls(&table, "sync"), 4, "{table}");
+}
+
+#[test]
+fn refusals_name_the_flag() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().to_str().unwrap();
+    for (args, flag, expect) in [
+        (vec!["-s", "64:3000", "-r", "0"], "-s", "power of two"),
+        (vec!["-s", "100", "-r", "1024"], "-s", "File size should be double RAM"),
+        (vec!["-s", "0", "-n", "1:10:20", "-r", "0"], "-n", "larger than max"),
+        (vec!["-s", "0", "-n", "1", "-r", "0", "-u", "no-such-user-fsbench"], "-u", "Can't find user"),
+    ] {
+        let out = fsbench()
+            .arg("bonnie")
+            .args(["-d", dir])
+            .args(&args)
+            .args(if flag == "-u" { vec![] } else { vec!["-u", "root"] })
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(&format!("bonnie++ {flag}:")) && err.contains(expect), "{args:?}: {err}");
+        assert!(out.stdout.is_empty());
+    }
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+}
