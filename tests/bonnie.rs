@@ -178,3 +178,48 @@ fn refusals_name_the_flag() {
     }
     assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
 }
+
+#[test]
+fn copies_line_up_on_bonnies_semaphores() {
+    let made = fsbench().args(["bonnie", "-u", "root", "-p", "2"]).output().unwrap();
+    assert_eq!(stdout_ok(&made), "Creating semaphore for 2 procs.\n");
+    let dirs: Vec<tempfile::TempDir> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
+    let bin = assert_cmd::cargo::cargo_bin("fsbench");
+    // Two copies: each waits at every test for the other. One copy alone
+    // would wait forever at the first, so both finishing shows they met.
+    let copies: Vec<std::process::Child> = dirs
+        .iter()
+        .map(|d| {
+            std::process::Command::new(&bin)
+                .args([
+                    "bonnie",
+                    "-d",
+                    d.path().to_str().unwrap(),
+                    "-s",
+                    "0",
+                    "-n",
+                    "1",
+                    "-r",
+                    "0",
+                    "-u",
+                    "root",
+                    "-y",
+                    "s",
+                    "-q",
+                    "--no-progress",
+                ])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let outs: Vec<std::process::Output> = copies.into_iter().map(|c| c.wait_with_output().unwrap()).collect();
+    let removed = fsbench().args(["bonnie", "-u", "root", "-p", "-1"]).output().unwrap();
+    for o in &outs {
+        assert!(stdout_ok(o).starts_with("1.98,"));
+    }
+    assert_eq!(stdout_ok(&removed), "Semaphore removed.\n");
+    let again = fsbench().args(["bonnie", "-u", "root", "-p", "-1"]).output().unwrap();
+    assert_eq!(again.status.code(), Some(2), "no set is left to remove");
+}
