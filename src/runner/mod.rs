@@ -14,6 +14,7 @@ pub mod iozone;
 pub mod jobs;
 pub mod postmark;
 pub mod rng;
+pub(crate) mod window;
 
 use crate::environment::system;
 use crate::model::{Plan, Workload};

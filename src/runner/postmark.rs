@@ -45,15 +45,13 @@
 
 use crate::environment::lock::{lock_path, Lock, LockError};
 use crate::environment::space::Need;
-use crate::host::proc_io::process_io;
-use crate::measure::usage::UsageMark;
 use crate::model::postmark::PostmarkPlan;
-use crate::observe::blockdev::DeviceWatch;
 use crate::result::postmark::PostmarkDetails;
-use crate::result::{GroupResult, Headline, JobResult, RunResult};
+use crate::result::{Headline, JobResult, RunResult};
 use crate::result::{OpClass, OpStats};
-use crate::runner::events::{Expected, Meter};
+use crate::runner::events::Expected;
 use crate::runner::rng::Rng;
+use crate::runner::window::Window;
 use crate::runner::{RunError, RunOptions};
 use std::ffi::CString;
 use std::fmt;
@@ -63,7 +61,6 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 /// What one run measured. `ops` are "create", "read", "append", "delete",
@@ -885,29 +882,18 @@ pub(crate) fn run_plan(
     // Postmark builds its files inside the measured run: none exist before.
     before_measure(&[]);
     let dirs: Vec<PathBuf> = plan.locations.iter().map(|l| l.path.clone()).collect();
-    let refs: Vec<&Path> = dirs.iter().map(|p| p.as_path()).collect();
-    let watch = DeviceWatch::start(&refs);
-    let io0 = process_io();
-    let u0 = UsageMark::now();
-    let meter = Arc::new(Meter::default());
-    opts.events.measuring("postmark", &Expected { ops: plan.transactions, ..Default::default() }, meter.clone());
+    let window = Window::open(opts, "postmark", &Expected { ops: plan.transactions, ..Default::default() }, &dirs);
+    let meter = window.meter.clone();
     let outcome = run_with_hook(plan, &opts.stop, &mut |p| {
         if let Phase::Transactions(n) = p {
             meter.ops.store(n, Ordering::Relaxed);
         }
     });
-    opts.events.measured();
-    let cpu = u0.until(&UsageMark::now());
+    let mut group = window.close(opts);
     let outcome = outcome.map_err(|e| e.to_string())?;
+    // Postmark's own span (t0..t3), not the window's.
     let elapsed_ns = outcome.elapsed_ns;
-    let group = GroupResult {
-        group: 0,
-        ran_with: Vec::new(),
-        elapsed_ns,
-        process_io: process_io().since(&io0),
-        devices: watch.finish(elapsed_ns),
-        cpu,
-    };
+    group.elapsed_ns = elapsed_ns;
     let d = &outcome.details;
     let secs = |a, b| d.span_ns(a, b) as f64 / 1e9;
     let per_s = |n: u64, s: f64| if s > 0.0 { n as f64 / s } else { 0.0 };

@@ -30,18 +30,16 @@ mod io;
 #[cfg(test)]
 mod tests;
 
-use crate::host::proc_io::process_io;
 use crate::measure::usage::UsageMark;
 use crate::model::bonnie::{BonniePlan, Seed, SyncMode, Test};
-use crate::observe::blockdev::DeviceWatch;
 use crate::result::bonnie::{BonnieDetails, PhaseFigure};
-use crate::result::{GroupResult, Headline, JobResult, OpClass, OpStats, RunResult};
+use crate::result::{Headline, JobResult, OpClass, OpStats, RunResult};
 use crate::runner::events::{Expected, Meter};
 use crate::runner::rng::Rng;
+use crate::runner::window::Window;
 use crate::runner::{RunError, RunOptions};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Instant;
 
 /// Random numbers as Bonnie++ draws them: 31-bit values, from the seed or
@@ -273,39 +271,22 @@ pub(crate) fn run_plan(
     crate::environment::space::check(&space_needs(plan), opts.allow_fill)?;
     before_measure(&[]);
     let dirs = vec![plan.dir.clone()];
-    let refs: Vec<&Path> = dirs.iter().map(|p| p.as_path()).collect();
-    let watch = DeviceWatch::start(&refs);
-    let io0 = process_io();
-    let u0 = UsageMark::now();
-    let t0 = Instant::now();
-    let meter = Arc::new(Meter::default());
     let total_kib = plan.size_mib * 1024 * 3 + plan.char_mib.unwrap_or(0) * 1024 * 2;
-    opts.events.measuring("bonnie", &Expected { bytes: total_kib * 1024, ..Default::default() }, meter.clone());
-    let stop = opts.stop.clone();
-    let p2 = plan.clone();
-    let m2 = meter.clone();
+    let window = Window::open(opts, "bonnie", &Expected { bytes: total_kib * 1024, ..Default::default() }, &dirs);
+    let (stop, p2, meter) = (opts.stop.clone(), plan.clone(), window.meter.clone());
     let outcome = std::thread::Builder::new()
         .name("fsb-bonnie".into())
-        .spawn(move || run_tests(&p2, &stop, &m2))
-        .map_err(|e| format!("cannot start the Bonnie++ thread: {e}"))?
-        .join()
-        .map_err(|_| "the Bonnie++ thread panicked".to_string())?;
-    opts.events.measured();
-    let elapsed_ns = t0.elapsed().as_nanos() as u64;
-    let cpu = u0.until(&UsageMark::now());
+        .spawn(move || run_tests(&p2, &stop, &meter))
+        .map(|h| h.join().map_err(|_| "the Bonnie++ thread panicked".to_string()))
+        .map_err(|e| format!("cannot start the Bonnie++ thread: {e}"));
+    let group = window.close(opts);
+    let outcome = outcome??;
     if let Some(e) = &outcome.error {
         if outcome.phases.is_empty() {
             return Err(RunError::Workload(e.clone()));
         }
     }
-    let group = GroupResult {
-        group: 0,
-        ran_with: Vec::new(),
-        elapsed_ns,
-        process_io: process_io().since(&io0),
-        devices: watch.finish(elapsed_ns),
-        cpu,
-    };
+    let elapsed_ns = group.elapsed_ns;
     let figures: Vec<PhaseFigure> = outcome.phases.iter().map(|p| p.figure.clone()).collect();
     let details = BonnieDetails {
         seed_text: match &plan.seed {

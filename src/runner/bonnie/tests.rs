@@ -1,5 +1,6 @@
 use super::*;
 use crate::model::bonnie::{FileKind, FileTests};
+use std::path::Path;
 
 fn plan(dir: &Path) -> BonniePlan {
     BonniePlan {

@@ -25,19 +25,16 @@ mod tests;
 use crate::environment::cleanup::{self, Action, Token};
 use crate::environment::lock::{lock_path, Lock, LockError};
 use crate::environment::space::Need;
-use crate::host::proc_io::process_io;
-use crate::measure::usage::UsageMark;
 use crate::model::iozone::{Column, IozonePlan, Test};
-use crate::observe::blockdev::DeviceWatch;
 use crate::result::iozone::{CellFigure, IozoneDetails};
-use crate::result::{GroupResult, Headline, JobResult, OpClass, OpStats, RunResult};
+use crate::result::{Headline, JobResult, OpClass, OpStats, RunResult};
 use crate::runner::buffers::Buffers;
 use crate::runner::events::{Expected, Meter};
+use crate::runner::window::Window;
 use crate::runner::{RunError, RunOptions};
 use pass::{NoRecord, PassCtx, PassOut, Recorder};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 /// The layout `run_plan`'s results take when no frontend chose one.
 pub const LAYOUT: &str = "iozone";
@@ -412,20 +409,14 @@ pub(crate) fn run_plan(
     let _locks = lock_dirs(plan, &dirs)?;
     // Test 0 makes the files inside the measured run: none exist before.
     before_measure(&[]);
-    let refs: Vec<&Path> = dirs.iter().map(|p| p.as_path()).collect();
-    let watch = DeviceWatch::start(&refs);
-    let io0 = process_io();
-    let u0 = UsageMark::now();
-    let meter = Arc::new(Meter::default());
-    opts.events.measuring("iozone", &Expected { bytes: expected_bytes(plan), ..Default::default() }, meter.clone());
+    let window = Window::open(opts, "iozone", &Expected { bytes: expected_bytes(plan), ..Default::default() }, &dirs);
+    let meter = window.meter.clone();
     let mut created = Created::default();
     let outcome = match &plan.throughput {
         None => run_cells(plan, &opts.stop, &mut created, &meter, &mut NoRecord),
         Some(t) => throughput::run(plan, t, &opts.stop, &mut created, &meter),
     };
-    opts.events.measured();
-    let cpu = u0.until(&UsageMark::now());
-    let wall_ns = (cpu.wall_s * 1e9) as u64;
+    let group = window.close(opts);
     let removed = created.finish(plan.keep_files || opts.keep_files);
     let mut outcome = outcome?;
     removed?;
@@ -433,14 +424,6 @@ pub(crate) fn run_plan(
         return Err(RunError::Workload("the plan has no cell and test to run".into()));
     }
     outcome.jobs[0].details = Some(serde_json::to_value(&outcome.details).map_err(|e| e.to_string())?);
-    let group = GroupResult {
-        group: 0,
-        ran_with: Vec::new(),
-        elapsed_ns: wall_ns,
-        process_io: process_io().since(&io0),
-        devices: watch.finish(wall_ns),
-        cpu,
-    };
     Ok(crate::runner::envelope(opts, layout, started_unix, outcome.jobs, vec![group], &dirs, Vec::new(), outcome.partial))
 }
 

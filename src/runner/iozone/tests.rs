@@ -4,6 +4,7 @@ use super::*;
 use crate::model::iozone::Throughput;
 use crate::result::iozone::IozoneDetails;
 use crate::runner::events::Collect;
+use std::sync::Arc;
 
 /// Keeps every call a pass makes.
 #[derive(Default)]
