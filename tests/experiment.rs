@@ -177,6 +177,63 @@ fn managed_ext4_run_attributes_device_writes_and_tears_down() {
 }
 
 #[test]
+fn a_raw_loop_device_fsbench_creates_is_written_and_read_without_allow_device_and_removed() {
+    if !is_root() {
+        skip("needs root for loop devices");
+        return;
+    }
+    let _serial = MANAGED.lock().unwrap_or_else(|e| e.into_inner());
+    let work = disk_tempdir();
+    let text = format!(
+        r#"
+name = "raw"
+cache = ["cold"]
+[[target]]
+label = "raw"
+loop = {{ dir = "{}", size = "64m" }}
+[[workload]]
+label = "w"
+args = ["--name=w", "--rw=write", "--bs=64k", "--size=4m", "--end_fsync=1"]
+[[workload]]
+label = "r"
+args = ["--name=r", "--rw=read", "--bs=64k", "--size=4m"]
+"#,
+        work.path().display()
+    );
+    let exp = write_exp(work.path(), &text);
+    let out = work.path().join("out");
+    let o = fsbench().args(["experiment", exp.to_str().unwrap(), "--out", out.to_str().unwrap()]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(!stderr.contains("devtmpfs"), "the device node's file system is not where its data lives: {stderr}");
+    for name in run_files(&out) {
+        let run: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("runs").join(&name)).unwrap()).unwrap();
+        let t = &run["target"];
+        assert_eq!(
+            (t["kind"].as_str(), t["device_source"].as_str(), t["mount_point"].as_str()),
+            (Some("device"), Some("loop"), None),
+            "{t}"
+        );
+        let dev = t["device"].as_str().unwrap();
+        assert!(dev.starts_with("/dev/loop"), "{t}");
+        let job = &run["result"]["jobs"][0];
+        let op = job["ops"].as_array().unwrap().iter().find(|o| o["name"] == "read" || o["name"] == "write").unwrap();
+        assert_eq!(op["bytes"], 4 << 20, "{name}: {op}");
+        if name.starts_with("raw__w__") {
+            // The device is the target's own: its counters show the writes.
+            assert!(run["attribution"]["device_write_bytes"].as_u64().is_some_and(|b| b >= 4 << 20), "{}", run["attribution"]);
+        }
+    }
+    assert!(fsbench_loops().is_empty(), "loop devices left: {:?}", fsbench_loops());
+    let images: Vec<_> = std::fs::read_dir(work.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".img"))
+        .collect();
+    assert!(images.is_empty(), "image files left: {images:?}");
+}
+
+#[test]
 fn killed_experiment_leaves_no_mount_loop_device_or_file() {
     if !is_root() {
         skip("needs root for mkfs, mount and loop devices");

@@ -1,5 +1,6 @@
-//! Where a run happens: a directory, a raw block device, or a managed file
-//! system that fsbench creates, mounts and tears down.
+//! Where a run happens: a directory, a raw block device (the user's, or a
+//! loop or zram device fsbench creates), or a managed file system that
+//! fsbench creates, mounts and tears down.
 //!
 //! Every step that creates something (a subdirectory, an image file, a loop
 //! or zram device, a mount point, a mount) registers its undo action with
@@ -59,7 +60,8 @@ struct Managed {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct TargetRecord {
     pub label: String,
-    /// `directory`, `device` or `managed`.
+    /// `directory`, `device` (a raw device: `device_source` is set when
+    /// fsbench created it) or `managed`.
     pub kind: String,
     pub fs_type: Option<String>,
     pub device: Option<PathBuf>,
@@ -68,7 +70,8 @@ pub struct TargetRecord {
     pub mount_options_requested: Option<String>,
     /// As /proc/mounts reports them after mounting.
     pub mount_options_in_force: Option<String>,
-    /// For managed targets: `loop`, `zram` or `device`.
+    /// For managed targets and the raw devices fsbench creates: `loop`,
+    /// `zram` or `device`.
     #[serde(default)]
     pub device_source: Option<String>,
     /// The image file behind a managed loop device.
@@ -156,6 +159,15 @@ pub fn check(spec: &TargetSpec, allow_device: bool) -> Result<(), String> {
             mkfs::find_mkfs(fs)?;
             check_device_source(device, allow_device)
         }
+        TargetSpec::ManagedDevice(DeviceSource::Device(p)) => {
+            Err(format!("{} is a device fsbench did not create: name it as a raw device target (device = DEV)", p.display()))
+        }
+        TargetSpec::ManagedDevice(source) => {
+            if !is_root() {
+                return Err("a loop or zram device needs root to create; use a directory target instead".into());
+            }
+            check_device_source(source, allow_device)
+        }
     }
 }
 
@@ -218,7 +230,29 @@ impl ActiveTarget {
             TargetSpec::Managed { fs, mkfs_options, mount_options, device } => {
                 Self::setup_managed(label, fs, mkfs_options, mount_options, device)
             }
+            TargetSpec::ManagedDevice(source) => Self::setup_managed_device(label, source),
         }
+    }
+
+    /// A loop or zram device of its own, benchmarked raw: `path` is the
+    /// device; teardown detaches or resets it and removes the image file.
+    fn setup_managed_device(label: &str, source: &DeviceSource) -> Result<ActiveTarget, String> {
+        // An early return drops `t`, which undoes what was created so far.
+        let mut t = Self::empty(label, "device");
+        let device = match source {
+            DeviceSource::Loop { dir, size } => t.create_loop(dir, *size)?,
+            DeviceSource::Zram { size } => t.create_zram(*size)?,
+            DeviceSource::Device(p) => return Err(format!("{} is not a device fsbench creates", p.display())),
+        };
+        t.info.device = Some(device.clone());
+        t.path = device;
+        Ok(t)
+    }
+
+    /// A raw device that fsbench created for this target: nobody's data
+    /// can be on it, so writing it needs no allow_device.
+    pub fn owns_device(&self) -> bool {
+        self.info.kind == "device" && self.info.device_source.is_some()
     }
 
     /// A fresh directory `prefix` + random in `parent`, removed at teardown
@@ -328,7 +362,7 @@ impl ActiveTarget {
         // The device we got must be backed by our image and nothing else.
         let bf = loop_backing_file(&name).unwrap_or_default();
         if Path::new(&bf) != img {
-            return Err(format!("{} is backed by '{bf}', not by {}; refusing to format it", dev.display(), img.display()));
+            return Err(format!("{} is backed by '{bf}', not by {}; refusing to use it", dev.display(), img.display()));
         }
         Ok(dev)
     }
@@ -544,6 +578,28 @@ mod tests {
         assert_eq!(t.info.kind, "device");
         drop(t);
         assert!(is_block_device(lo.path()), "a raw device target is not touched on teardown");
+    }
+
+    #[test]
+    fn managed_raw_loop_device_is_created_written_raw_and_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let named = TargetSpec::ManagedDevice(DeviceSource::Device("/dev/sda".into()));
+        assert!(check(&named, true).unwrap_err().contains("device = DEV"));
+        if !root_or_skip("managed_raw_loop_device_is_created_written_raw_and_removed") {
+            return;
+        }
+        let spec = TargetSpec::ManagedDevice(DeviceSource::Loop { dir: dir.path().into(), size: 16 << 20 });
+        let t = ActiveTarget::setup("raw", &spec, false).unwrap();
+        assert!(t.owns_device() && t.info.kind == "device" && t.info.device_source.as_deref() == Some("loop"), "{:?}", t.info);
+        assert!(is_block_device(&t.path) && t.info.mount_point.is_none() && t.info.mkfs_command.is_empty());
+        assert_eq!(t.info.device.as_ref(), Some(&t.path));
+        let img = t.info.backing_file.clone().unwrap();
+        assert!(losetup_lists(&img));
+        // No file system on it: the device itself is what a run writes.
+        std::fs::OpenOptions::new().write(true).open(&t.path).unwrap().write_all(&[7u8; 4096]).unwrap();
+        drop(t);
+        assert!(!img.exists() && !losetup_lists(&img), "loop device or image left");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
     #[test]

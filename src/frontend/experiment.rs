@@ -13,6 +13,9 @@
 //! fs = "ext4"                    # managed: mkfs + mount on a loop/zram/named device
 //! mount = "nodelalloc"
 //! loop = { dir = "/var/tmp", size = "2g" }
+//! [[target]]
+//! label = "raw"
+//! loop = { dir = "/var/tmp", size = "2g" }  # no fs: the loop device itself, written raw
 //! [[workload]]
 //! label = "seq-write"
 //! fio = "../fio/seed-002-delalloc.fio"      # relative to this file (optional)
@@ -268,11 +271,29 @@ fn size_of(loc: &Locator, s: &Spanned<String>, key: &str, params: &BTreeMap<Stri
 
 fn target(loc: &Locator, t: &RawTarget, params: &BTreeMap<String, String>) -> Result<Target, ExperimentError> {
     let label = t.label.get_ref().clone();
-    let kinds = [t.directory.is_some(), t.device.is_some(), t.fs.is_some()].iter().filter(|&&b| b).count();
+    // A loop or zram source without fs is a raw device fsbench creates.
+    let created = t.fs.is_none() && (t.loop_dev.is_some() || t.zram.is_some());
+    let kinds = [t.directory.is_some(), t.device.is_some(), t.fs.is_some(), created].iter().filter(|&&b| b).count();
     if kinds != 1 {
-        return Err(loc.span(&t.label, "target", "expected exactly one of directory = DIR, device = DEV or fs = TYPE"));
+        return Err(loc.span(
+            &t.label,
+            "target",
+            "expected exactly one of directory = DIR, device = DEV, fs = TYPE (with its device), or a raw device fsbench creates \
+             (loop = { dir, size } or zram = SIZE without fs)",
+        ));
     }
-    let spec = if let Some(d) = &t.directory {
+    let spec = if created {
+        if t.loop_dev.is_some() && t.zram.is_some() {
+            return Err(loc.span(&t.label, "target", "a raw device is either loop = { dir, size } or zram = SIZE, not both"));
+        }
+        if let Some(b) = &t.blockdev {
+            return Err(loc.span(b, "blockdev", "blockdev names the device of fs = TYPE; a raw device of yours is device = DEV"));
+        }
+        if !t.mkfs.is_empty() || !t.mount.is_empty() {
+            return Err(loc.span(&t.label, "target", "mkfs and mount need fs = TYPE; without fs the device is written raw"));
+        }
+        TargetSpec::ManagedDevice(device_source(loc, t, params)?)
+    } else if let Some(d) = &t.directory {
         TargetSpec::Directory(PathBuf::from(expand(d.get_ref(), params, None).map_err(|e| loc.span(d, "directory", e))?))
     } else if let Some(d) = &t.device {
         TargetSpec::Device(PathBuf::from(d.get_ref()))
@@ -290,18 +311,25 @@ fn target(loc: &Locator, t: &RawTarget, params: &BTreeMap<String, String>) -> Re
                 "a managed file system needs exactly one of loop = { dir, size }, zram = SIZE or blockdev = DEV",
             ));
         }
-        let device = if let Some(l) = &t.loop_dev {
-            let l = l.get_ref();
-            let dir = expand(&l.dir, params, None).map_err(|e| loc.span(fs, "loop.dir", e))?;
-            DeviceSource::Loop { dir: PathBuf::from(dir), size: size_of(loc, &l.size, "loop.size", params)? }
-        } else if let Some(z) = &t.zram {
-            DeviceSource::Zram { size: size_of(loc, z, "zram", params)? }
-        } else {
-            DeviceSource::Device(PathBuf::from(t.blockdev.as_ref().expect("counted above").get_ref()))
-        };
+        let device = device_source(loc, t, params)?;
         TargetSpec::Managed { fs: fs.get_ref().clone(), mkfs_options: t.mkfs.clone(), mount_options: t.mount.clone(), device }
     };
     Ok(Target { label, spec })
+}
+
+/// The device under a target: its loop, zram or blockdev key (the caller
+/// made sure there is exactly one).
+fn device_source(loc: &Locator, t: &RawTarget, params: &BTreeMap<String, String>) -> Result<DeviceSource, ExperimentError> {
+    Ok(if let Some(l) = &t.loop_dev {
+        let at = l.span().start;
+        let l = l.get_ref();
+        let dir = expand(&l.dir, params, None).map_err(|e| loc.at(at, Some("loop.dir"), e))?;
+        DeviceSource::Loop { dir: PathBuf::from(dir), size: size_of(loc, &l.size, "loop.size", params)? }
+    } else if let Some(z) = &t.zram {
+        DeviceSource::Zram { size: size_of(loc, z, "zram", params)? }
+    } else {
+        DeviceSource::Device(PathBuf::from(t.blockdev.as_ref().expect("one device source").get_ref()))
+    })
 }
 
 /// One `[[workload]]`: the family whose keys it uses checks it.
@@ -565,6 +593,24 @@ args = ["--name=w", "--rw=write", "--size=${size}", "--directory=${target}"]
     fn target_needs_exactly_one_kind() {
         let e = err_at(&GOOD.replace("directory = \"/tmp\"", "directory = \"/tmp\"\nfs = \"ext4\""));
         assert!(e.message.contains("exactly one"), "{e}");
+    }
+
+    #[test]
+    fn a_loop_or_zram_without_fs_is_a_raw_device_fsbench_creates() {
+        let raw = "[[target]]\nlabel = \"raw\"\nloop = { dir = \"/var/tmp\", size = \"${size}\" }\n";
+        let e = parse_str(&GOOD.replace("[[workload]]", &format!("{raw}[[workload]]"))).unwrap();
+        assert_eq!(e.targets[2].spec, TargetSpec::ManagedDevice(DeviceSource::Loop { dir: "/var/tmp".into(), size: 64 << 20 }));
+        let z = parse_str(&GOOD.replace("[[workload]]", "[[target]]\nlabel = \"z\"\nzram = \"1g\"\n[[workload]]")).unwrap();
+        assert_eq!(z.targets[2].spec, TargetSpec::ManagedDevice(DeviceSource::Zram { size: 1 << 30 }));
+        for (extra, says) in [
+            ("mount = \"noatime\"\n", "need fs"),
+            ("zram = \"1g\"\n", "not both"),
+            ("blockdev = \"/dev/sdx\"\n", "device = DEV"),
+            ("directory = \"/tmp\"\n", "exactly one"),
+        ] {
+            let e = err_at(&GOOD.replace("[[workload]]", &format!("{raw}{extra}[[workload]]")));
+            assert!(e.message.contains(says) && e.line >= 16, "{extra}: {e}");
+        }
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! What the environment of a run should be, as plain data: the target
-//! (directory, raw device, or a managed file system on a loop, zram or named
-//! device), the page-cache scenario applied before each run and the
+//! (directory, raw device, a raw loop or zram device fsbench creates, or a
+//! managed file system on a loop, zram or named device), the page-cache scenario applied before each run and the
 //! background load during it.
 //!
 //! What belongs here: the specs that frontends produce and `environment`
@@ -33,6 +33,14 @@ pub enum TargetSpec {
     Directory(PathBuf),
     /// A raw block device, written directly (needs allow_device, never mounted).
     Device(PathBuf),
+    /// A raw block device that fsbench creates for the run (a loop device
+    /// over its own image file, or a zram device) and removes afterwards,
+    /// written directly: a device to benchmark without a file system (seed
+    /// 003 compares it with a file system made on the same kind of device)
+    /// that no user data can be on, so it needs no allow_device. Never
+    /// `DeviceSource::Device`: a device the user names is `Device`.
+    #[serde(rename = "managed-device")]
+    ManagedDevice(DeviceSource),
     /// mkfs + mount on a device fsbench creates or the user names.
     Managed {
         /// File system type: ext2, ext3, ext4, xfs, btrfs, f2fs, nilfs2, jfs, vfat.
@@ -167,5 +175,9 @@ mod tests {
         };
         let j = serde_json::to_string(&s).unwrap();
         assert_eq!(serde_json::from_str::<TargetSpec>(&j).unwrap(), s);
+        let raw = TargetSpec::ManagedDevice(DeviceSource::Zram { size: 1 << 30 });
+        let j = serde_json::to_string(&raw).unwrap();
+        assert!(j.starts_with("{\"managed-device\""), "{j}");
+        assert_eq!(serde_json::from_str::<TargetSpec>(&j).unwrap(), raw);
     }
 }

@@ -1,6 +1,6 @@
 //! Charts as self-contained SVG text, written by hand (no drawing library,
 //! no fonts to find, no system libraries): grouped bars with confidence
-//! intervals, and latency against percentile.
+//! intervals, latency against percentile, and means against a size.
 //!
 //! Every piece of text passes through `escape`, so names from job files
 //! cannot break the markup. Each series gets a style in order of first
@@ -460,6 +460,161 @@ pub fn percentile_chart(title: &str, series: &[(String, Vec<(f64, f64)>)]) -> St
     svg
 }
 
+/// A mean at a size, with its 95% confidence interval.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Point {
+    pub x: f64,
+    pub mean: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+}
+
+/// One line of `size_chart`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Line {
+    pub name: String,
+    pub points: Vec<Point>,
+}
+
+/// Labels closer than this (px) to the previous one are left out.
+const MIN_LABEL_GAP: f64 = 30.0;
+
+/// Means against a size, one line per series, as seed 003 draws throughput
+/// against block size: x on a log2 axis (one step per doubling) with a tick
+/// at every size in the data (`x_label` names it; labels that would
+/// overlap are skipped), y linear from 0 labelled `unit`, whiskers for the
+/// 95% intervals. Points whose size is not positive and finite, or whose
+/// mean is not finite, are left out; negative means are drawn as 0.
+pub fn size_chart(title: &str, unit: &str, x_name: &str, lines: &[Line], x_label: impl Fn(f64) -> String) -> String {
+    let clean: Vec<(&str, Vec<&Point>)> = lines
+        .iter()
+        .map(|l| {
+            let mut v: Vec<&Point> = l.points.iter().filter(|p| p.x.is_finite() && p.x > 0.0 && p.mean.is_finite()).collect();
+            v.sort_by(|a, b| a.x.total_cmp(&b.x));
+            (l.name.as_str(), v)
+        })
+        .collect();
+    let names: Vec<&str> = series_order(clean.iter().map(|(n, _)| *n));
+
+    let (left, right) = (80.0, 24.0);
+    let plot_w = 480.0;
+    let width = left + plot_w + right;
+    let mut legend_svg = String::new();
+    let plot_top = legend(&mut legend_svg, &names, left, 44.0, plot_w, true) + 8.0;
+    let plot_h = 260.0;
+    let plot_bottom = plot_top + plot_h;
+    let height = plot_bottom + 52.0;
+    let mut svg = String::new();
+    open(&mut svg, width, height, title);
+    if names.len() > PALETTE.len() {
+        svg.push_str(HATCH_DEFS);
+    }
+    svg.push_str(&legend_svg);
+
+    let mut xs: Vec<f64> = clean.iter().flat_map(|(_, v)| v.iter().map(|p| p.x)).collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    let (lo, hi) = match (xs.first(), xs.last()) {
+        (Some(a), Some(b)) if b > a => (a.log2(), b.log2()),
+        (Some(a), _) => (a.log2() - 1.0, a.log2() + 1.0),
+        _ => (0.0, 1.0),
+    };
+    // Half a step of margin each side, so the end points clear the axes.
+    let (lo, hi) = (lo - 0.5, hi + 0.5);
+    let x_of = |x: f64| left + (x.log2() - lo) / (hi - lo) * plot_w;
+    let top_value = clean.iter().flat_map(|(_, v)| v.iter()).map(|p| p.mean.max(finite_or(p.ci_high, 0.0))).fold(0.0, f64::max);
+    let ticks = nice_ticks(top_value);
+    let axis_max = *ticks.last().expect("at least two ticks");
+    let step = ticks.get(1).copied().unwrap_or(axis_max);
+    let y_of = |v: f64| plot_bottom - finite_or(v, 0.0).clamp(0.0, axis_max) / axis_max * plot_h;
+
+    for t in &ticks {
+        let y = y_of(*t);
+        let _ = writeln!(
+            svg,
+            "<line class=\"grid\" x1=\"{left:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#dddddd\"/>\
+             <text x=\"{:.1}\" y=\"{y:.1}\" {FONT} font-size=\"11\" text-anchor=\"end\" dominant-baseline=\"middle\">{}</text>",
+            left + plot_w,
+            left - 6.0,
+            tick_label(*t, step)
+        );
+    }
+    let mut last_label = f64::NEG_INFINITY;
+    for x in &xs {
+        let xp = x_of(*x);
+        let _ = write!(
+            svg,
+            "<line class=\"grid\" x1=\"{xp:.1}\" y1=\"{plot_top:.1}\" x2=\"{xp:.1}\" y2=\"{plot_bottom:.1}\" stroke=\"#dddddd\"/>"
+        );
+        if xp - last_label >= MIN_LABEL_GAP {
+            last_label = xp;
+            let _ = write!(
+                svg,
+                "<text class=\"xtick\" x=\"{xp:.1}\" y=\"{:.1}\" {FONT} font-size=\"11\" text-anchor=\"middle\">{}</text>",
+                plot_bottom + 16.0,
+                escape(&x_label(*x))
+            );
+        }
+        svg.push('\n');
+    }
+    axes(&mut svg, left, plot_top, plot_bottom, plot_w);
+    let mid = plot_top + plot_h / 2.0;
+    let _ = writeln!(
+        svg,
+        "<text class=\"unit\" x=\"18\" y=\"{mid:.1}\" {FONT} font-size=\"12\" text-anchor=\"middle\" transform=\"rotate(-90 18 {mid:.1})\">{}</text>\
+         <text x=\"{:.1}\" y=\"{:.1}\" {FONT} font-size=\"12\" text-anchor=\"middle\">{} (log2 scale)</text>",
+        escape(unit),
+        left + plot_w / 2.0,
+        plot_bottom + 36.0,
+        escape(x_name)
+    );
+
+    for (name, pts) in &clean {
+        if pts.is_empty() {
+            continue;
+        }
+        let st = style(names.iter().position(|n| n == name).unwrap_or(0));
+        let colour = st.colour;
+        let coords: Vec<String> = pts.iter().map(|p| format!("{:.2},{:.2}", x_of(p.x), y_of(p.mean))).collect();
+        let _ = writeln!(
+            svg,
+            "<g class=\"series\"><polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"2\"{} points=\"{}\"/>",
+            dash(st),
+            coords.join(" ")
+        );
+        for p in pts {
+            let (cx, cy) = (x_of(p.x), y_of(p.mean));
+            if p.ci_high.is_finite() && p.ci_low.is_finite() && p.ci_high > p.ci_low {
+                let _ = write!(
+                    svg,
+                    "<line class=\"errorbar\" x1=\"{cx:.2}\" y1=\"{:.2}\" x2=\"{cx:.2}\" y2=\"{:.2}\" stroke=\"{colour}\"/>",
+                    y_of(p.ci_low),
+                    y_of(p.ci_high)
+                );
+            }
+            let _ = writeln!(
+                svg,
+                "<circle cx=\"{cx:.2}\" cy=\"{cy:.2}\" r=\"3\" fill=\"{colour}\"><title>{}: {} {} at {} [{}, {}]</title></circle>",
+                escape(name),
+                short(p.mean),
+                escape(unit),
+                escape(&x_label(p.x)),
+                short(p.ci_low),
+                short(p.ci_high)
+            );
+        }
+        svg.push_str("</g>\n");
+    }
+    let _ = writeln!(
+        svg,
+        "<text x=\"{:.1}\" y=\"{:.1}\" {FONT} font-size=\"10\" fill=\"#555555\" text-anchor=\"end\">whiskers: 95% confidence interval of the mean</text>",
+        left + plot_w,
+        height - 4.0
+    );
+    svg.push_str("</svg>\n");
+    svg
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -693,6 +848,53 @@ pub(crate) mod tests {
             assert!(svg.contains(label), "no tick {label}");
         }
         assert!((percentile_position(99.0) - 2.0).abs() < 1e-12);
+    }
+
+    fn line(name: &str, pts: &[(f64, f64, f64)]) -> Line {
+        Line { name: name.into(), points: pts.iter().map(|&(x, mean, h)| Point { x, mean, ci_low: mean - h, ci_high: mean + h }).collect() }
+    }
+
+    #[test]
+    fn size_chart_spaces_doublings_evenly_and_scales_means() {
+        let lines = [
+            line("raw / write", &[(4096.0, 100.0, 10.0), (8192.0, 150.0, 0.0), (16384.0, 200.0, 5.0)]),
+            // Out of order and with a size the other line lacks.
+            line("ext2 / write", &[(65536.0, 50.0, 0.0), (4096.0, 25.0, 0.0)]),
+        ];
+        let svg = size_chart("bw by size", "MiB/s", "I/O size", &lines, |x| format!("{}k", x / 1024.0));
+        check_xml(&svg).unwrap_or_else(|e| panic!("{e}\n{svg}"));
+        assert_eq!(svg.matches("<polyline").count(), 2);
+        let c = elements(&svg, "<circle");
+        assert_eq!(c.len(), 5);
+        let (cx, cy): (Vec<f64>, Vec<f64>) = c.iter().map(|e| (attr(e, "cx"), attr(e, "cy"))).unzip();
+        // 4k → 8k → 16k are one step each; 4k → 64k is four.
+        let step = cx[1] - cx[0];
+        assert!(step > 0.0 && (cx[2] - cx[1] - step).abs() < 0.02, "{cx:?}");
+        assert!((cx[3] - cx[0]).abs() < 0.02 && (cx[4] - cx[0] - 4.0 * step).abs() < 0.02, "sorted by size: {cx:?}");
+        // Linear y from 0: 100 and 200 are 1:2 above the baseline; 0 is the plot bottom.
+        let bottom = elements(&svg, "<line class=\"axis\"")[1];
+        let base = attr(bottom, "y1");
+        assert!(((base - cy[2]) / (base - cy[0]) - 2.0).abs() < 1e-3, "{cy:?} over {base}");
+        assert_eq!(svg.matches("class=\"errorbar\"").count(), 2, "whiskers only where the interval is not empty");
+        assert_eq!(svg.matches("class=\"xtick\"").count(), 4, "one label per size: 4k, 8k, 16k, 64k");
+        assert!(svg.contains(">16k</text>") && svg.contains("I/O size (log2 scale)") && svg.contains(">MiB/s</text>"));
+        assert_eq!(svg.matches("class=\"legend\"").count(), 2);
+    }
+
+    #[test]
+    fn size_chart_drops_bad_points_and_crowded_labels() {
+        let xs: Vec<(f64, f64, f64)> = (0..40).map(|i| (2f64.powi(i), 1.0, 0.0)).collect();
+        let mut l = line("a<b", &xs);
+        l.points.push(Point { x: 0.0, mean: 1.0, ci_low: 1.0, ci_high: 1.0 });
+        l.points.push(Point { x: 8.0, mean: f64::NAN, ci_low: 1.0, ci_high: 1.0 });
+        let svg = size_chart("<&>", "u", "x", &[l, line("empty", &[])], |x| format!("{x}"));
+        check_xml(&svg).unwrap_or_else(|e| panic!("{e}\n{svg}"));
+        assert_eq!(svg.matches("<circle").count(), 40);
+        let labels = svg.matches("class=\"xtick\"").count();
+        assert!((10..40).contains(&labels), "{labels} labels for 40 sizes on 480 px");
+        assert!(!svg.contains("NaN") && !svg.contains("inf") && svg.contains("a&lt;b"));
+        check_xml(&size_chart("none", "u", "x", &[], |x| format!("{x}"))).unwrap();
+        check_xml(&size_chart("one", "u", "x", &[line("s", &[(4096.0, 3.0, 1.0)])], |x| format!("{x}"))).unwrap();
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! statistics (summary.json, summary.csv) and SVG charts of the headline
 //! metrics.
 
-use super::chart::{bar_chart, percentile_chart, Bar, BarGroup};
+use super::chart::{bar_chart, percentile_chart, size_chart, Bar, BarGroup, Line, Point};
 use super::compare::{delta, p_columns};
 use super::export::markdown::table_padded;
 use super::format::{num, p_value, pm};
@@ -26,8 +26,9 @@ fn charted<'a>(s: &'a ExperimentSummary, metric: &str) -> Option<&'a str> {
 type PercentileSeries = (String, Vec<(f64, f64)>);
 
 /// A bar chart per headline metric (groups = target / workload, bars =
-/// cache / background, error bars = 95% CI) unless every bar is 0, and a
-/// latency-percentile chart per job/op whose p99 latency is a headline, and
+/// cache / background, error bars = 95% CI) unless every bar is 0, a
+/// latency-percentile chart per job/op whose p99 latency is a headline,
+/// throughput against I/O size when workloads sweep it (`by_io_size`), and
 /// for each cell of IOzone runs a heat map per IOzone column
 /// (`<cell key>__iozone-<column>.svg`, the mean kB/s over its repeats).
 pub fn charts(s: &ExperimentSummary, runs: &[ExperimentRun]) -> Vec<(String, String)> {
@@ -78,6 +79,9 @@ pub fn charts(s: &ExperimentSummary, runs: &[ExperimentRun]) -> Vec<(String, Str
             percentile_chart(&format!("{op} latency (µs) by percentile"), &series),
         ));
     }
+    if let Some(svg) = by_io_size(s, runs) {
+        out.push((format!("{BW}_by_io_size.svg"), svg));
+    }
     // IOzone's matrix: a heat map per column of each cell, over its repeats.
     for c in &s.cells {
         let rs: Vec<_> = runs.iter().filter(|r| r.cell == c.cell && r.result.layout == "iozone").map(|r| &r.result).collect();
@@ -86,6 +90,85 @@ pub fn charts(s: &ExperimentSummary, runs: &[ExperimentRun]) -> Vec<(String, Str
         }
     }
     out
+}
+
+/// The per-operation bandwidth metric (`JOB/OP/bw_MiB_s`).
+const BW: &str = "bw_MiB_s";
+
+/// Throughput against the size of the operations, as seed 003 draws block
+/// device against file system over block sizes: one line per target and
+/// job/operation (and cache scenario and background load where they vary),
+/// a point per workload at the mean size of that operation's I/Os over the
+/// cell's runs (bytes / operations, so what was done, whatever the tool
+/// calls its block size), y = the cell's mean MiB/s with its 95% interval.
+/// Only operations whose bandwidth is a headline. Drawn when a line has two
+/// or more sizes; a line on which two workloads share a size is left out,
+/// since the axis could not tell them apart.
+fn by_io_size(s: &ExperimentSummary, runs: &[ExperimentRun]) -> Option<String> {
+    // Lines in the experiment file's order of targets and workloads.
+    let levels = if s.factors.levels == Levels::default() { Levels::of_cells(&s.cells) } else { s.factors.levels.clone() };
+    let mut cells: Vec<&CellSummary> = s.cells.iter().collect();
+    cells.sort_by_key(|c| levels.rank(&c.cell));
+    let mut lines: Vec<Line> = Vec::new();
+    for c in cells {
+        let valid: Vec<&ExperimentRun> = runs.iter().filter(|r| r.cell == c.cell && r.result.is_valid()).collect();
+        let Some(first) = valid.first() else { continue };
+        for (job, unit) in crate::stats::metrics::unit_names(&first.result) {
+            for op in &unit.ops {
+                let metric = format!("{job}/{}/{BW}", op.name);
+                let (Some(m), true) = (c.metrics.get(&metric), c.headline.contains_key(&metric)) else { continue };
+                let sizes: Vec<f64> = valid
+                    .iter()
+                    .filter_map(|r| {
+                        let (_, u) = crate::stats::metrics::unit_names(&r.result).into_iter().find(|(n, _)| *n == job)?;
+                        let o = u.op(&op.name).filter(|o| o.ops > 0)?;
+                        Some(o.bytes as f64 / o.ops as f64)
+                    })
+                    .collect();
+                if sizes.is_empty() {
+                    continue;
+                }
+                let x = (sizes.iter().sum::<f64>() / sizes.len() as f64).round();
+                let what = if job == op.name { job.clone() } else { format!("{job}/{}", op.name) };
+                let mut name = format!("{} / {what}", c.cell.target);
+                for (factor, level) in [("cache", &c.cell.cache), ("background", &c.cell.background)] {
+                    if levels.get(factor).len() > 1 {
+                        name = format!("{name} / {level}");
+                    }
+                }
+                let point = Point { x, mean: m.mean, ci_low: m.ci95_low, ci_high: m.ci95_high };
+                match lines.iter_mut().find(|l| l.name == name) {
+                    Some(l) => l.points.push(point),
+                    None => lines.push(Line { name, points: vec![point] }),
+                }
+            }
+        }
+    }
+    lines.retain(|l| {
+        let mut xs: Vec<f64> = l.points.iter().map(|p| p.x).collect();
+        xs.sort_by(f64::total_cmp);
+        xs.dedup();
+        xs.len() >= 2 && xs.len() == l.points.len()
+    });
+    if lines.is_empty() {
+        return None;
+    }
+    Some(size_chart(&format!("{BW} by I/O size ({})", s.experiment), "MiB/s", "I/O size", &lines, io_size_label))
+}
+
+/// A size in bytes as an axis label: 512, 4k, 64k, 1M, 16M, 2G.
+fn io_size_label(b: f64) -> String {
+    let b = b.round() as u64;
+    for (unit, m) in [("G", 1u64 << 30), ("M", 1 << 20), ("k", 1 << 10)] {
+        if b >= m && b % m == 0 {
+            return format!("{}{unit}", b / m);
+        }
+    }
+    if b >= 1024 {
+        format!("{:.1}k", b as f64 / 1024.0)
+    } else {
+        b.to_string()
+    }
 }
 
 /// Which way a metric is better, from its unit: rates up, times down.
@@ -278,4 +361,92 @@ pub fn write_all(out: &Path, s: &ExperimentSummary, runs: &[ExperimentRun]) -> R
         w(&dir.join(name), &svg)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::experiment::Cell;
+    use crate::result::testutil::{job, op, run};
+
+    /// A run of `[target, workload]` whose `[job, operation]` did `ops`
+    /// operations of `bs` bytes each in `secs` seconds.
+    fn sized([target, workload]: [&str; 2], repeat: u32, [name, dir]: [&str; 2], bs: u64, ops: u64, secs: f64) -> ExperimentRun {
+        let mut j = job(name, (secs * 1e9) as u64, &[op(dir, ops, ops * bs, 1000)]);
+        j.headline = j.op_headline();
+        let cell = Cell { target: target.into(), workload: workload.into(), cache: "cold".into(), background: "none".into() };
+        ExperimentRun {
+            schema: crate::result::experiment::RUN_SCHEMA.into(),
+            experiment: "bvf".into(),
+            cell,
+            repeat,
+            target: Default::default(),
+            cache: Default::default(),
+            background: None,
+            attribution: Default::default(),
+            result: run(&[j], &[]),
+        }
+    }
+
+    #[test]
+    fn a_block_size_sweep_is_charted_as_one_line_per_target_and_direction() {
+        let mut runs = Vec::new();
+        for (target, speed) in [("raw", 1.0), ("ext2", 0.9)] {
+            for (i, bs) in [4096u64, 65536, 1 << 20].into_iter().enumerate() {
+                for repeat in 1..=2 {
+                    let secs = (1.0 + i as f64) / speed * (1.0 + repeat as f64 / 100.0);
+                    runs.push(sized([target, &format!("write-{bs}")], repeat, ["write", "write"], bs, (32 << 20) / bs, secs));
+                    runs.push(sized([target, &format!("read-{bs}")], repeat, ["read", "read"], bs, (128 << 20) / bs, secs / 4.0));
+                }
+            }
+            // One size only, of a job no other workload has: not a line.
+            runs.push(sized([target, "fill"], 1, ["fill", "write"], 1 << 20, 128, 1.0));
+        }
+        let mut s = crate::stats::experiment::summarize_experiment("bvf", &runs, runs.len());
+        let mut workloads = vec!["fill".to_string()];
+        for dir in ["write", "read"] {
+            workloads.extend([4096u64, 65536, 1 << 20].iter().map(|bs| format!("{dir}-{bs}")));
+        }
+        s.order_levels(Levels {
+            target: vec!["raw".into(), "ext2".into()],
+            workload: workloads,
+            cache: vec!["cold".into()],
+            background: vec!["none".into()],
+        });
+        let svg = by_io_size(&s, &runs).expect("a sweep is charted");
+        crate::report::chart::tests::check_xml(&svg).unwrap_or_else(|e| panic!("{e}\n{svg}"));
+        assert_eq!(svg.matches("<polyline").count(), 4, "raw and ext2, write and read");
+        // The legend in the file's order: targets within workloads, writes first.
+        let at = |name: &str| svg.find(&format!(">{name}</text>")).unwrap_or_else(|| panic!("no line {name}"));
+        assert!(at("raw / write") < at("ext2 / write") && at("ext2 / write") < at("raw / read") && at("raw / read") < at("ext2 / read"));
+        assert!(!svg.contains("/ fill<"), "a single size is no line");
+        for label in [">4k<", ">64k<", ">1M<"] {
+            assert!(svg.contains(label), "no tick {label}");
+        }
+        assert_eq!(svg.matches("<circle").count(), 12);
+        assert!(charts(&s, &runs).iter().any(|(name, _)| name == "bw_MiB_s_by_io_size.svg"));
+
+        // Two workloads of one line at one size cannot both be placed: that line is left out.
+        let mut twice = runs.clone();
+        twice.push(sized(["raw", "write-4096-again"], 1, ["write", "write"], 4096, 8192, 2.0));
+        let s = crate::stats::experiment::summarize_experiment("bvf", &twice, twice.len());
+        let svg = by_io_size(&s, &twice).unwrap();
+        assert_eq!(svg.matches("<polyline").count(), 3);
+        assert!(!svg.contains(">raw / write</text>"));
+    }
+
+    #[test]
+    fn workloads_that_do_not_sweep_a_size_get_no_size_chart() {
+        let runs: Vec<ExperimentRun> = ["a", "b"]
+            .iter()
+            .map(|t| sized([t, "w"], 1, ["w", "write"], 4096, 100, 1.0))
+            .chain([sized(["a", "r"], 1, ["r", "read"], 65536, 10, 1.0)])
+            .collect();
+        let s = crate::stats::experiment::summarize_experiment("x", &runs, runs.len());
+        assert!(by_io_size(&s, &runs).is_none());
+        assert_eq!(io_size_label(512.0), "512");
+        assert_eq!(io_size_label(1536.0), "1.5k");
+        assert_eq!(io_size_label(16.0 * 1048576.0), "16M");
+        assert_eq!(io_size_label(2.0 * 1073741824.0), "2G");
+    }
 }

@@ -155,8 +155,11 @@ pub fn preflight(exp: &Experiment, allow_device: bool, allow_uncontrolled: bool)
     // The same error on several targets is one problem.
     let mut by_error: BTreeMap<(usize, String), Vec<&str>> = BTreeMap::new();
     for t in &exp.targets {
+        // A device fsbench will create has no path yet: the stand-in
+        // directory takes its place, planned as a device.
         let (path, is_device) = match &t.spec {
             TargetSpec::Device(dev) => (dev.clone(), true),
+            TargetSpec::ManagedDevice(_) => (fresh.path().to_path_buf(), true),
             _ => (fresh.path().to_path_buf(), false),
         };
         let at = Placement { target: path, is_device, params: &exp.params };
@@ -297,7 +300,7 @@ impl Events for CellEvents {
 /// One run; one that cannot be planned or run is a failed run.
 fn run_one(exp: &Experiment, t: &Target, active: &mut ActiveTarget, p: &Planned, opts: &ExperimentOptions) -> ExperimentRun {
     let w = &exp.workloads[p.workload];
-    let at = Placement { target: active.path.clone(), is_device: matches!(t.spec, TargetSpec::Device(_)), params: &exp.params };
+    let at = Placement { target: active.path.clone(), is_device: is_raw(&t.spec), params: &exp.params };
     let lowered = match w.recipe.plan(&at) {
         Ok(l) => l,
         Err(e) => return failed_run(exp, p, active.info.clone(), &e.to_string()),
@@ -309,7 +312,9 @@ fn run_one(exp: &Experiment, t: &Target, active: &mut ActiveTarget, p: &Planned,
     let plan = lowered.plan;
     let run_opts = RunOptions {
         cache_controlled: false,
-        allow_device: opts.allow_device,
+        // The refusal guards the user's devices, not the scratch device
+        // this target created (its other checks still apply).
+        allow_device: opts.allow_device || active.owns_device(),
         allow_fill: opts.allow_fill,
         keep_files: plan.workload.shape().keeps_files_between_runs(),
         stop: opts.stop.clone(),
@@ -403,10 +408,16 @@ pub fn allocation_warnings(exp: &Experiment) -> Vec<String> {
 /// the same device (the seed's setting); a raw device has no file system, so
 /// its background load runs in the system's temporary directory.
 fn background_dir(spec: &TargetSpec, target: &Path) -> PathBuf {
-    match spec {
-        TargetSpec::Device(_) => std::env::temp_dir().join("fsbench-background"),
-        _ => target.join("fsbench-background"),
+    if is_raw(spec) {
+        std::env::temp_dir().join("fsbench-background")
+    } else {
+        target.join("fsbench-background")
     }
+}
+
+/// The target is a block device written directly, not a directory.
+fn is_raw(spec: &TargetSpec) -> bool {
+    matches!(spec, TargetSpec::Device(_) | TargetSpec::ManagedDevice(_))
 }
 
 /// The progress line of a finished run: each unit's leading headline

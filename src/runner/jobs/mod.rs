@@ -116,7 +116,10 @@ pub fn warnings_for(spec: &JobSpec) -> Vec<String> {
     }
     if spec.rw.reads() && !spec.direct && !info.caps.diskless && !info.caps.mapped {
         let paths = files::paths(spec, 0);
-        if let Some(fs) = paths.iter().filter(|p| !files::is_char_device(p)).find_map(|p| in_memory_fs(p)) {
+        // A device node lives on devtmpfs, but its data is the device's,
+        // and invalidation drops a block device's cached pages like a file's.
+        let node = |p: &std::path::Path| files::is_char_device(p) || crate::environment::safety::is_block_device(p);
+        if let Some(fs) = paths.iter().filter(|p| !node(p)).find_map(|p| in_memory_fs(p)) {
             w.push(format!(
                 "job '{name}': its files are on {fs}, which keeps them in memory: fio's cache invalidation (invalidate, fadvise_hint) cannot drop them, so reads measure memory"
             ));
@@ -553,5 +556,21 @@ mod tests {
         let g = groups(&jobs);
         assert_eq!(g.run, vec![vec![0, 1, 2, 3], vec![4, 5], vec![6]]);
         assert_eq!(g.gid, vec![0, 0, 1, 1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn buffered_reads_of_a_block_device_are_not_memory_though_its_node_is_on_devtmpfs() {
+        let reads = |p: &Path| JobSpec { rw: crate::model::job::RwKind::Read, filenames: vec![p.into()], ..JobSpec::new("r") };
+        let in_memory = |w: Vec<String>| w.iter().any(|w| w.contains("keeps them in memory"));
+        if Path::new("/dev/shm").is_dir() {
+            assert!(in_memory(warnings_for(&reads(Path::new("/dev/shm/fsbench-no-such-file")))), "a file on tmpfs is memory");
+        }
+        if !crate::host::is_root() {
+            println!("SKIPPED: the block device half needs root for a loop device");
+            return;
+        }
+        let Some(lo) = crate::host::testutil::LoopDev::attach(4 << 20) else { return };
+        let w = warnings_for(&reads(lo.path()));
+        assert!(!in_memory(w.clone()), "{w:?}");
     }
 }
