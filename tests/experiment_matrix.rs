@@ -109,13 +109,6 @@ fn blockdev_vs_fs_sweeps_the_seeds_block_sizes_on_a_raw_loop_device_and_a_file_o
     }
 }
 
-/// Whether some workload family owns the `bonnie` key: the Bonnie++
-/// frontend (issue 12, item 1).
-fn bonnie_frontend() -> bool {
-    use fsbench::frontend::{Frontend, FRONTENDS};
-    FRONTENDS.iter().any(|f: &&dyn Frontend| f.workload_keys().contains(&"bonnie"))
-}
-
 #[test]
 fn bonnie_filesystems_has_every_file_system_fsbench_makes_the_unmountable_ones_commented_with_why() {
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/experiments/bonnie-filesystems.toml");
@@ -129,10 +122,6 @@ fn bonnie_filesystems_has_every_file_system_fsbench_makes_the_unmountable_ones_c
     }
     for fs in active {
         assert!(text.contains(&format!("\nfs = \"{fs}\"")), "{fs} is an active target");
-    }
-    if !bonnie_frontend() {
-        println!("SKIPPED: the rest needs the bonnie workload family (issue 12, item 1), which is not in this build");
-        return;
     }
     let exp = shipped("bonnie-filesystems.toml");
     let labels: Vec<&str> = exp.targets.iter().map(|t| t.label.as_str()).collect();
