@@ -248,23 +248,8 @@ pub fn bar_chart(title: &str, unit: &str, groups: &[BarGroup]) -> String {
 
     let top_value =
         groups.iter().flat_map(|g| g.bars.iter()).map(|b| finite_or(b.mean, 0.0).max(finite_or(b.ci_high, 0.0))).fold(0.0, f64::max);
-    let ticks = nice_ticks(top_value);
-    let axis_max = *ticks.last().expect("at least two ticks");
-    let step = ticks.get(1).copied().unwrap_or(axis_max);
+    let axis_max = value_grid(&mut svg, top_value, left, plot_w, plot_bottom, plot_h);
     let y_of = |v: f64| plot_bottom - finite_or(v, 0.0).clamp(0.0, axis_max) / axis_max * plot_h;
-
-    // Grid and y axis.
-    for t in &ticks {
-        let y = y_of(*t);
-        let _ = writeln!(
-            svg,
-            "<line class=\"grid\" x1=\"{left:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#dddddd\"/>\
-             <text x=\"{:.1}\" y=\"{y:.1}\" {FONT} font-size=\"11\" text-anchor=\"end\" dominant-baseline=\"middle\">{}</text>",
-            left + plot_w,
-            left - 6.0,
-            tick_label(*t, step)
-        );
-    }
     axes(&mut svg, left, plot_top, plot_bottom, plot_w);
     let mid = plot_top + plot_h / 2.0;
     let _ = writeln!(
@@ -523,22 +508,8 @@ pub fn size_chart(title: &str, unit: &str, x_name: &str, lines: &[Line], x_label
     let (lo, hi) = (lo - 0.5, hi + 0.5);
     let x_of = |x: f64| left + (x.log2() - lo) / (hi - lo) * plot_w;
     let top_value = clean.iter().flat_map(|(_, v)| v.iter()).map(|p| p.mean.max(finite_or(p.ci_high, 0.0))).fold(0.0, f64::max);
-    let ticks = nice_ticks(top_value);
-    let axis_max = *ticks.last().expect("at least two ticks");
-    let step = ticks.get(1).copied().unwrap_or(axis_max);
+    let axis_max = value_grid(&mut svg, top_value, left, plot_w, plot_bottom, plot_h);
     let y_of = |v: f64| plot_bottom - finite_or(v, 0.0).clamp(0.0, axis_max) / axis_max * plot_h;
-
-    for t in &ticks {
-        let y = y_of(*t);
-        let _ = writeln!(
-            svg,
-            "<line class=\"grid\" x1=\"{left:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#dddddd\"/>\
-             <text x=\"{:.1}\" y=\"{y:.1}\" {FONT} font-size=\"11\" text-anchor=\"end\" dominant-baseline=\"middle\">{}</text>",
-            left + plot_w,
-            left - 6.0,
-            tick_label(*t, step)
-        );
-    }
     let mut last_label = f64::NEG_INFINITY;
     for x in &xs {
         let xp = x_of(*x);
@@ -613,6 +584,27 @@ pub fn size_chart(title: &str, unit: &str, x_name: &str, lines: &[Line], x_label
     );
     svg.push_str("</svg>\n");
     svg
+}
+
+/// The value axis: round ticks up to at least `top_value`, each with its
+/// grid line and label; returns the axis maximum.
+fn value_grid(svg: &mut String, top_value: f64, left: f64, plot_w: f64, plot_bottom: f64, plot_h: f64) -> f64 {
+    let ticks = nice_ticks(top_value);
+    let axis_max = *ticks.last().expect("at least two ticks");
+    let step = ticks.get(1).copied().unwrap_or(axis_max);
+    let y_of = |v: f64| plot_bottom - finite_or(v, 0.0).clamp(0.0, axis_max) / axis_max * plot_h;
+    for t in &ticks {
+        let y = y_of(*t);
+        let _ = writeln!(
+            svg,
+            "<line class=\"grid\" x1=\"{left:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#dddddd\"/>\
+             <text x=\"{:.1}\" y=\"{y:.1}\" {FONT} font-size=\"11\" text-anchor=\"end\" dominant-baseline=\"middle\">{}</text>",
+            left + plot_w,
+            left - 6.0,
+            tick_label(*t, step)
+        );
+    }
+    axis_max
 }
 
 #[cfg(test)]

@@ -149,13 +149,22 @@ fn tests(ctx: &mut Ctx, t: &FileTests, tree: &mut Tree, phases: &mut Vec<Phase>)
             return Ok(());
         }
         ctx.gate.before(stat)?;
-        let phase = if number_first { stat_in_dir_order(ctx, tree, &mut data)? } else { stat_listed(ctx, tree, &mut names, &mut data)? };
+        let phase = if number_first {
+            in_dir_order(ctx, tree, stat, |dfd, n| stat_one(dfd, n, &mut data))?
+        } else {
+            listed(ctx, tree, &mut names, stat, |dfd, n| stat_one(dfd, n, &mut data))?
+        };
         phases.push(phase);
         if ctx.stopped() {
             return Ok(());
         }
         ctx.gate.before(del)?;
-        let phase = if number_first { delete_in_dir_order(ctx, tree)? } else { delete_listed(ctx, tree, &mut names)? };
+        let fsync = ctx.plan.fsync;
+        let phase = if number_first {
+            in_dir_order(ctx, tree, del, |dfd, n| unlink_one(fsync, dfd, n))?
+        } else {
+            listed(ctx, tree, &mut names, del, |dfd, n| unlink_one(fsync, dfd, n))?
+        };
         phases.push(phase);
         ctx.meter.ops.fetch_add(3 * t.count(), Ordering::Relaxed);
     }
@@ -173,63 +182,75 @@ type Names = Vec<(usize, CString)>;
 fn create_files(ctx: &mut Ctx, t: &FileTests, tree: &Tree, data: &[u8], number_first: bool) -> Result<(Phase, Names), String> {
     let count = t.count();
     let ndirs = tree.dirs.len() as u64;
+    // Names and sizes are drawn before the clock starts, so the timed loop
+    // allocates nothing.
     let mut names: Names = Vec::with_capacity(count as usize);
-    let mut timer = Timer::start(if number_first { Test::SeqCreate } else { Test::RanCreate });
+    let mut sizes: Vec<u64> = Vec::with_capacity(count as usize);
     for i in 0..count {
+        names.push(((i * ndirs / count) as usize, name(&mut ctx.rand, i, number_first)));
+        let size = if t.kind == FileKind::Files && t.max_size > 0 { t.min_size + ctx.rand.below(t.max_size - t.min_size + 1) } else { 0 };
+        sizes.push(size);
+    }
+    let mut timer = Timer::start(if number_first { Test::SeqCreate } else { Test::RanCreate });
+    let mut done = 0;
+    for ((d, n), &size) in names.iter().zip(&sizes) {
         if ctx.stopped() {
             break;
         }
-        let d = (i * ndirs / count) as usize;
-        let dfd = tree.dirs[d];
+        let dfd = tree.dirs[*d];
         let began = Instant::now();
-        let n = name(&mut ctx.rand, i, number_first);
-        let size = if t.kind == FileKind::Files && t.max_size > 0 { t.min_size + ctx.rand.below(t.max_size - t.min_size + 1) } else { 0 };
-        // SAFETY: dfd is an open directory; the names and buffer are ours.
-        unsafe {
-            match (t.kind, &tree.link_target) {
-                (FileKind::HardLinks, Some(target)) => {
-                    if libc::linkat(libc::AT_FDCWD, target.as_ptr(), dfd, n.as_ptr(), 0) != 0 {
-                        return Err(format!("link {}: {}", n.to_string_lossy(), last_os()));
-                    }
+        create_one(ctx, t, tree, dfd, n, size, data)?;
+        timer.op(began, size);
+        done += 1;
+    }
+    names.truncate(done);
+    sync_all();
+    Ok((timer.finish(done as u64), names))
+}
+
+/// One file (or link) of the create tests, with `-b`'s fsyncs.
+fn create_one(ctx: &Ctx, t: &FileTests, tree: &Tree, dfd: libc::c_int, n: &CStr, size: u64, data: &[u8]) -> Result<(), String> {
+    // SAFETY: dfd is an open directory; the names and buffer are ours.
+    unsafe {
+        match (t.kind, &tree.link_target) {
+            (FileKind::HardLinks, Some(target)) => {
+                if libc::linkat(libc::AT_FDCWD, target.as_ptr(), dfd, n.as_ptr(), 0) != 0 {
+                    return Err(format!("link {}: {}", n.to_string_lossy(), last_os()));
                 }
-                (FileKind::SymLinks, Some(target)) => {
-                    if libc::symlinkat(target.as_ptr(), dfd, n.as_ptr()) != 0 {
-                        return Err(format!("symlink {}: {}", n.to_string_lossy(), last_os()));
-                    }
+            }
+            (FileKind::SymLinks, Some(target)) => {
+                if libc::symlinkat(target.as_ptr(), dfd, n.as_ptr()) != 0 {
+                    return Err(format!("symlink {}: {}", n.to_string_lossy(), last_os()));
                 }
-                _ => {
-                    let fd = libc::openat(dfd, n.as_ptr(), libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC, 0o600);
-                    if fd < 0 {
-                        return Err(format!("create {}: {}", n.to_string_lossy(), last_os()));
-                    }
-                    let mut left = size as usize;
-                    while left > 0 {
-                        let k = left.min(data.len());
-                        if libc::write(fd, data.as_ptr() as *const libc::c_void, k) != k as isize {
-                            let e = format!("write {}: {}", n.to_string_lossy(), last_os());
-                            libc::close(fd);
-                            return Err(e);
-                        }
-                        left -= k;
-                    }
-                    if ctx.plan.fsync && libc::fsync(fd) != 0 {
-                        let e = format!("fsync {}: {}", n.to_string_lossy(), last_os());
+            }
+            _ => {
+                let fd = libc::openat(dfd, n.as_ptr(), libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC, 0o600);
+                if fd < 0 {
+                    return Err(format!("create {}: {}", n.to_string_lossy(), last_os()));
+                }
+                let mut left = size as usize;
+                while left > 0 {
+                    let k = left.min(data.len());
+                    if libc::write(fd, data.as_ptr() as *const libc::c_void, k) != k as isize {
+                        let e = format!("write {}: {}", n.to_string_lossy(), last_os());
                         libc::close(fd);
                         return Err(e);
                     }
-                    libc::close(fd);
+                    left -= k;
                 }
-            }
-            if ctx.plan.fsync && libc::fsync(dfd) != 0 {
-                return Err(format!("fsync of the directory: {}", last_os()));
+                if ctx.plan.fsync && libc::fsync(fd) != 0 {
+                    let e = format!("fsync {}: {}", n.to_string_lossy(), last_os());
+                    libc::close(fd);
+                    return Err(e);
+                }
+                libc::close(fd);
             }
         }
-        timer.op(began, size);
-        names.push((d, n));
+        if ctx.plan.fsync && libc::fsync(dfd) != 0 {
+            return Err(format!("fsync of the directory: {}", last_os()));
+        }
     }
-    sync_all();
-    let done = names.len() as u64;
-    Ok((timer.finish(done), names))
+    Ok(())
 }
 
 /// stat one entry and read its data, if any; the bytes read.
@@ -267,15 +288,16 @@ fn stat_one(dfd: libc::c_int, n: &CStr, data: &mut [u8]) -> Result<u64, String> 
     }
 }
 
-/// The entries of an open directory, in readdir order, without `.`/`..`
-/// and the links' target.
-fn list(dfd: libc::c_int) -> Result<Vec<CString>, String> {
+/// The entries of an open directory, in readdir order, without `.`, `..`
+/// and the links' target, into `blob` as NUL-terminated names (one buffer,
+/// reused, so listing allocates per directory, not per file).
+fn list_into(dfd: libc::c_int, blob: &mut Vec<u8>) -> Result<(), String> {
+    blob.clear();
     // SAFETY: dup of an open descriptor; fdopendir takes ownership of the dup.
     let dir = unsafe { libc::fdopendir(libc::dup(dfd)) };
     if dir.is_null() {
         return Err(format!("opendir: {}", last_os()));
     }
-    let mut out = Vec::new();
     // SAFETY: dir is a valid DIR*; rewinddir restarts from the beginning.
     unsafe {
         libc::rewinddir(dir);
@@ -284,64 +306,84 @@ fn list(dfd: libc::c_int) -> Result<Vec<CString>, String> {
             if e.is_null() {
                 break;
             }
-            let n = CStr::from_ptr((*e).d_name.as_ptr());
-            let b = n.to_bytes();
-            if b == b"." || b == b".." || b == b"link-target" {
+            let b = CStr::from_ptr((*e).d_name.as_ptr()).to_bytes_with_nul();
+            if b == b".\0" || b == b"..\0" || b == b"link-target\0" {
                 continue;
             }
-            out.push(n.to_owned());
+            blob.extend_from_slice(b);
         }
         libc::closedir(dir);
     }
-    Ok(out)
+    Ok(())
 }
 
-fn stat_in_dir_order(ctx: &Ctx, tree: &Tree, data: &mut [u8]) -> Result<Phase, String> {
-    let mut timer = Timer::start(Test::SeqStat);
+/// A sequential stat or delete test: `op` on every entry of every
+/// directory in readdir order; the delete test ends with sync(2).
+fn in_dir_order(
+    ctx: &Ctx,
+    tree: &Tree,
+    test: Test,
+    mut op: impl FnMut(libc::c_int, &CStr) -> Result<u64, String>,
+) -> Result<Phase, String> {
+    let mut blob = Vec::new();
+    let mut timer = Timer::start(test);
     let mut n = 0;
     for &dfd in &tree.dirs {
-        for name in list(dfd)? {
+        list_into(dfd, &mut blob)?;
+        for name in blob.split_inclusive(|&b| b == 0) {
             if ctx.stopped() {
                 break;
             }
+            let name = CStr::from_bytes_with_nul(name).expect("one NUL-terminated name");
             let began = Instant::now();
-            let bytes = stat_one(dfd, &name, data)?;
+            let bytes = op(dfd, name)?;
             timer.op(began, bytes);
             n += 1;
         }
     }
+    if test == Test::SeqDel {
+        sync_all();
+    }
     Ok(timer.finish(n))
 }
 
-fn unlink_one(ctx: &Ctx, dfd: libc::c_int, n: &CStr) -> Result<(), String> {
+/// A random stat or delete test: `op` on the names created, shuffled first.
+fn listed(
+    ctx: &mut Ctx,
+    tree: &Tree,
+    names: &mut Names,
+    test: Test,
+    mut op: impl FnMut(libc::c_int, &CStr) -> Result<u64, String>,
+) -> Result<Phase, String> {
+    shuffle(&mut ctx.rand, names);
+    let mut timer = Timer::start(test);
+    let mut n = 0;
+    for (d, name) in names.iter() {
+        if ctx.stopped() {
+            break;
+        }
+        let began = Instant::now();
+        let bytes = op(tree.dirs[*d], name)?;
+        timer.op(began, bytes);
+        n += 1;
+    }
+    if test == Test::RanDel {
+        sync_all();
+    }
+    Ok(timer.finish(n))
+}
+
+fn unlink_one(fsync: bool, dfd: libc::c_int, n: &CStr) -> Result<u64, String> {
     // SAFETY: dfd open; n a C string.
     unsafe {
         if libc::unlinkat(dfd, n.as_ptr(), 0) != 0 {
             return Err(format!("unlink {}: {}", n.to_string_lossy(), last_os()));
         }
-        if ctx.plan.fsync && libc::fsync(dfd) != 0 {
+        if fsync && libc::fsync(dfd) != 0 {
             return Err(format!("fsync of the directory: {}", last_os()));
         }
     }
-    Ok(())
-}
-
-fn delete_in_dir_order(ctx: &Ctx, tree: &Tree) -> Result<Phase, String> {
-    let mut timer = Timer::start(Test::SeqDel);
-    let mut n = 0;
-    for &dfd in &tree.dirs {
-        for name in list(dfd)? {
-            if ctx.stopped() {
-                break;
-            }
-            let began = Instant::now();
-            unlink_one(ctx, dfd, &name)?;
-            timer.op(began, 0);
-            n += 1;
-        }
-    }
-    sync_all();
-    Ok(timer.finish(n))
+    Ok(0)
 }
 
 /// One random swap per entry, as Bonnie++ shuffles before each random test.
@@ -351,39 +393,6 @@ fn shuffle(rand: &mut super::Rand, names: &mut Names) {
         let j = rand.below(n) as usize;
         names.swap(i, j);
     }
-}
-
-fn stat_listed(ctx: &mut Ctx, tree: &Tree, names: &mut Names, data: &mut [u8]) -> Result<Phase, String> {
-    shuffle(&mut ctx.rand, names);
-    let mut timer = Timer::start(Test::RanStat);
-    let mut n = 0;
-    for (d, name) in names.iter() {
-        if ctx.stopped() {
-            break;
-        }
-        let began = Instant::now();
-        let bytes = stat_one(tree.dirs[*d], name, data)?;
-        timer.op(began, bytes);
-        n += 1;
-    }
-    Ok(timer.finish(n))
-}
-
-fn delete_listed(ctx: &mut Ctx, tree: &Tree, names: &mut Names) -> Result<Phase, String> {
-    shuffle(&mut ctx.rand, names);
-    let mut timer = Timer::start(Test::RanDel);
-    let mut n = 0;
-    for (d, name) in names.iter() {
-        if ctx.stopped() {
-            break;
-        }
-        let began = Instant::now();
-        unlink_one(ctx, tree.dirs[*d], name)?;
-        timer.op(began, 0);
-        n += 1;
-    }
-    sync_all();
-    Ok(timer.finish(n))
 }
 
 /// A name as a string, for tests of the naming rule.

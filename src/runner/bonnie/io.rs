@@ -204,98 +204,80 @@ fn bytewise(ctx: &Ctx, files: &mut DataFiles, total: u64, write: bool, direct: l
     Ok(Some(t.finish(total / 1024)))
 }
 
-fn put_block(ctx: &Ctx, files: &mut DataFiles, buf: &mut [u8], direct: libc::c_int) -> Result<Option<Phase>, String> {
-    let chunk = buf.len();
-    let mut t = Timer::start(Test::PutBlock);
+/// A block test: every chunk of every piece in order, `step` doing the
+/// chunk's calls on the piece's descriptor; None when stopped.
+fn blocks(
+    ctx: &Ctx,
+    files: &mut DataFiles,
+    buf: &mut [u8],
+    test: Test,
+    (flags, create): (libc::c_int, bool),
+    mut step: impl FnMut(libc::c_int, &mut [u8], u64, &std::path::Path) -> Result<(), String>,
+) -> Result<Option<Phase>, String> {
+    let chunk = buf.len() as u64;
+    let mut t = Timer::start(test);
     for i in 0..files.paths.len() {
-        let fd = files.open(i, libc::O_RDWR | direct, true)?;
-        let chunks = files.sizes[i] / chunk as u64;
-        for c in 0..chunks {
-            if ctx.stopped() {
+        let fd = files.open(i, flags, create)?;
+        let path = files.paths[i].clone();
+        for c in 0..files.sizes[i] / chunk {
+            let r = if ctx.stopped() {
+                Ok(false)
+            } else {
+                let began = Instant::now();
+                step(fd, buf, c, &path).map(|()| {
+                    t.op(began, chunk);
+                    true
+                })
+            };
+            if !matches!(r, Ok(true)) {
                 // SAFETY: our own descriptor, closed once.
                 unsafe { libc::close(fd) };
-                return Ok(None);
+                return r.map(|_| None);
             }
-            buf[(c as usize) % chunk] ^= 1;
-            let began = Instant::now();
-            // SAFETY: `chunk` bytes of our own buffer, fd open.
-            let r = unsafe { libc::write(fd, buf.as_ptr() as *const libc::c_void, chunk) };
-            if let Err(e) = full(r, chunk, "put_block: write", &files.paths[i]) {
-                // SAFETY: our own descriptor, closed once.
-                unsafe { libc::close(fd) };
-                return Err(e);
-            }
-            t.op(began, chunk as u64);
         }
-        sync_close(fd, &files.paths[i])?;
+        sync_close(fd, &path)?;
     }
     Ok(Some(t.finish(ctx.plan.size_bytes() / 1024)))
 }
 
+/// Bytes of `buf` written at the descriptor's position: the whole chunk.
+fn write_chunk(fd: libc::c_int, buf: &[u8], what: &str, path: &std::path::Path) -> Result<(), String> {
+    // SAFETY: `buf.len()` bytes of our own buffer, fd open.
+    let r = unsafe { libc::write(fd, buf.as_ptr() as *const libc::c_void, buf.len()) };
+    full(r, buf.len(), what, path)
+}
+
+fn read_chunk(fd: libc::c_int, buf: &mut [u8], what: &str, path: &std::path::Path) -> Result<(), String> {
+    // SAFETY: `buf.len()` bytes of our own buffer, fd open.
+    let r = unsafe { libc::read(fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len()) };
+    full(r, buf.len(), what, path)
+}
+
+/// Recreate the file and write it: one byte of the buffer changed per chunk.
+fn put_block(ctx: &Ctx, files: &mut DataFiles, buf: &mut [u8], direct: libc::c_int) -> Result<Option<Phase>, String> {
+    blocks(ctx, files, buf, Test::PutBlock, (libc::O_RDWR | direct, true), |fd, buf, c, path| {
+        let at = (c as usize) % buf.len();
+        buf[at] ^= 1;
+        write_chunk(fd, buf, "put_block: write", path)
+    })
+}
+
+/// Read a chunk, change a byte, seek back, write it.
 fn rewrite(ctx: &Ctx, files: &mut DataFiles, buf: &mut [u8]) -> Result<Option<Phase>, String> {
-    let chunk = buf.len();
-    let mut t = Timer::start(Test::Rewrite);
-    for i in 0..files.paths.len() {
-        let fd = files.open(i, libc::O_RDWR, false)?;
-        let chunks = files.sizes[i] / chunk as u64;
-        let path = files.paths[i].clone();
-        let step = |buf: &mut [u8], c: u64| -> Result<(), String> {
-            // SAFETY: `chunk` bytes of our own buffer, fd open.
-            let r = unsafe { libc::read(fd, buf.as_mut_ptr() as *mut libc::c_void, chunk) };
-            full(r, chunk, "rewrite: read", &path)?;
-            buf[(c as usize) % chunk] ^= 1;
-            // SAFETY: fd open; a relative seek back over what was read.
-            if unsafe { libc::lseek(fd, -(chunk as libc::off_t), libc::SEEK_CUR) } < 0 {
-                return Err(os_err("rewrite: lseek", &path));
-            }
-            // SAFETY: `chunk` bytes of our own buffer, fd open.
-            let r = unsafe { libc::write(fd, buf.as_ptr() as *const libc::c_void, chunk) };
-            full(r, chunk, "rewrite: write", &path)
-        };
-        for c in 0..chunks {
-            if ctx.stopped() {
-                // SAFETY: our own descriptor, closed once.
-                unsafe { libc::close(fd) };
-                return Ok(None);
-            }
-            let began = Instant::now();
-            if let Err(e) = step(buf, c) {
-                // SAFETY: our own descriptor, closed once.
-                unsafe { libc::close(fd) };
-                return Err(e);
-            }
-            t.op(began, chunk as u64);
+    blocks(ctx, files, buf, Test::Rewrite, (libc::O_RDWR, false), |fd, buf, c, path| {
+        read_chunk(fd, buf, "rewrite: read", path)?;
+        let at = (c as usize) % buf.len();
+        buf[at] ^= 1;
+        // SAFETY: fd open; a relative seek back over what was read.
+        if unsafe { libc::lseek(fd, -(buf.len() as libc::off_t), libc::SEEK_CUR) } < 0 {
+            return Err(os_err("rewrite: lseek", path));
         }
-        sync_close(fd, &files.paths[i])?;
-    }
-    Ok(Some(t.finish(ctx.plan.size_bytes() / 1024)))
+        write_chunk(fd, buf, "rewrite: write", path)
+    })
 }
 
 fn get_block(ctx: &Ctx, files: &mut DataFiles, buf: &mut [u8]) -> Result<Option<Phase>, String> {
-    let chunk = buf.len();
-    let mut t = Timer::start(Test::GetBlock);
-    for i in 0..files.paths.len() {
-        let fd = files.open(i, libc::O_RDWR, false)?;
-        let chunks = files.sizes[i] / chunk as u64;
-        for _ in 0..chunks {
-            if ctx.stopped() {
-                // SAFETY: our own descriptor, closed once.
-                unsafe { libc::close(fd) };
-                return Ok(None);
-            }
-            let began = Instant::now();
-            // SAFETY: `chunk` bytes of our own buffer, fd open.
-            let r = unsafe { libc::read(fd, buf.as_mut_ptr() as *mut libc::c_void, chunk) };
-            if let Err(e) = full(r, chunk, "get_block: read", &files.paths[i]) {
-                // SAFETY: our own descriptor, closed once.
-                unsafe { libc::close(fd) };
-                return Err(e);
-            }
-            t.op(began, chunk as u64);
-        }
-        sync_close(fd, &files.paths[i])?;
-    }
-    Ok(Some(t.finish(ctx.plan.size_bytes() / 1024)))
+    blocks(ctx, files, buf, Test::GetBlock, (libc::O_RDWR, false), |fd, buf, _, path| read_chunk(fd, buf, "get_block: read", path))
 }
 
 /// What one seeker did.
