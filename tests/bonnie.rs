@@ -223,3 +223,23 @@ fn copies_line_up_on_bonnies_semaphores() {
     let again = fsbench().args(["bonnie", "-u", "root", "-p", "-1"]).output().unwrap();
     assert_eq!(again.status.code(), Some(2), "no set is left to remove");
 }
+
+#[test]
+fn u_runs_the_tests_as_that_user() {
+    if !common::is_root() {
+        skip("needs root to run the tests as another user");
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::tempdir().unwrap();
+    // Root's directory, closed to others: nobody cannot create in it.
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let dir = d.path().to_str().unwrap();
+    let out = run(&["-d", dir, "-s", "0", "-n", "1", "-r", "0", "-u", "nobody", "-q"]);
+    assert!(!out.status.success(), "nobody created files in root's 0755 directory");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Permission denied"), "{}", String::from_utf8_lossy(&out.stderr));
+    // Opened to everyone, the same run goes through; as root it did anyway.
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    assert!(stdout_ok(&run(&["-d", dir, "-s", "0", "-n", "1", "-r", "0", "-u", "nobody", "-q"])).starts_with("1.98,"));
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+}
