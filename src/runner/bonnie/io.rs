@@ -8,8 +8,9 @@
 //!   and write(2) it;
 //! - getc: read `-f` MiB one byte per read(2);
 //! - get_block: read the whole file in chunk-size read(2)s;
-//! - seeks: `procs` seekers share `seeks` random tickets; each is an
-//!   lseek(2) to chunk (ticket mod chunks) and a read(2) of it, and every
+//! - seeks: `procs` seeker threads take `seeks` random tickets from a
+//!   pipe, one read(2) each; a ticket is an lseek(2) to chunk (ticket mod
+//!   chunks) and a read(2) of it, and every
 //!   ticket divisible by 10 also changes a byte, seeks back and writes the
 //!   chunk (fsync(2) after it with `-b`).
 //!
@@ -23,8 +24,7 @@ use crate::runner::buffers::Buffers;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Barrier;
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 /// The most bytes in one file: Bonnie++ splits larger sizes.
@@ -282,72 +282,120 @@ fn get_block(ctx: &Ctx, files: &mut DataFiles, buf: &mut [u8]) -> Result<Option<
 
 /// What one seeker did.
 struct Seeker {
-    started: Instant,
+    /// When it got its first ticket (None: it got none).
+    started: Option<Instant>,
     ended: Instant,
     ops: crate::result::OpStats,
     error: Option<String>,
 }
 
+/// A seeker's "no more tickets".
+const END: u32 = u32::MAX;
+
+/// The shape of the seek test, shared by the seekers.
+struct SeekShape<'a> {
+    paths: &'a [PathBuf],
+    chunk: u64,
+    total_chunks: u64,
+    per_file: u64,
+    fsync_each: bool,
+}
+
+/// Bonnie++ 2.00a's seek test as it makes it (strace shows it): `procs`
+/// threads of the one process, each with its own descriptor of the file in
+/// the shared table, take 4-byte rand() tickets from one pipe, one read(2)
+/// per seek, which the main thread fills and ends with one end mark per
+/// seeker. Each seeker's clock starts at its first ticket; the test spans
+/// the earliest start to the latest end.
 fn seeks(ctx: &mut Ctx, files: &mut DataFiles) -> Result<Option<Phase>, String> {
     let plan = ctx.plan;
     let chunk = plan.chunk;
-    let total_chunks = (plan.size_bytes() / chunk).max(1);
-    // Bonnie++ hands its seekers rand() tickets; drawn before the clock starts.
-    let tickets: Vec<u32> = (0..plan.seeks).map(|_| ctx.rand.next()).collect();
-    let next = AtomicUsize::new(0);
     let procs = plan.seek_procs as usize;
-    let ready = Barrier::new(procs + 1);
-    let mut timer = Timer::start(Test::Seeks);
-    let paths = &files.paths;
-    let per_file = FILE_MAX / chunk;
+    // Drawn before the clock starts; written as the pipe takes them.
+    let mut tickets: Vec<u8> = Vec::with_capacity((plan.seeks as usize + procs) * 4);
+    for _ in 0..plan.seeks {
+        tickets.extend_from_slice(&(ctx.rand.next()).to_ne_bytes());
+    }
+    for _ in 0..procs {
+        tickets.extend_from_slice(&END.to_ne_bytes());
+    }
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: fds has room for the two descriptors pipe2 writes.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(format!("seeks: pipe: {}", std::io::Error::last_os_error()));
+    }
+    let (rd, wr) = (fds[0], fds[1]);
+    let shape = SeekShape {
+        paths: &files.paths,
+        chunk,
+        total_chunks: (plan.size_bytes() / chunk).max(1),
+        per_file: FILE_MAX / chunk,
+        fsync_each: plan.fsync,
+    };
     let stop = ctx.stop;
-    let fsync_each = plan.fsync;
-    let seekers: Vec<Seeker> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..procs)
-            .map(|_| {
-                let (tickets, next, ready) = (&tickets, &next, &ready);
-                s.spawn(move || seeker(paths, tickets, next, ready, chunk, total_chunks, per_file, fsync_each, stop))
-            })
-            .collect();
-        ready.wait();
-        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| panic!("a seeker thread panicked"))).collect()
+    let mut timer = Timer::start(Test::Seeks);
+    let (seekers, fed): (Vec<Seeker>, Result<(), String>) = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..procs).map(|_| s.spawn(|| seeker(&shape, rd, stop))).collect();
+        let fed = feed(wr, &tickets, procs, stop);
+        let done = handles.into_iter().map(|h| h.join().unwrap_or_else(|_| panic!("a seeker thread panicked"))).collect();
+        (done, fed)
     });
+    // SAFETY: our own descriptors, closed once, after every seeker ended.
+    unsafe {
+        libc::close(rd);
+        libc::close(wr);
+    }
+    fed?;
     if let Some(e) = seekers.iter().find_map(|s| s.error.clone()) {
         return Err(e);
     }
     if ctx.stopped() {
         return Ok(None);
     }
-    let start = seekers.iter().map(|s| s.started).min().expect("at least one seeker");
+    let start = seekers.iter().filter_map(|s| s.started).min().unwrap_or_else(Instant::now);
     let end = seekers.iter().map(|s| s.ended).max().expect("at least one seeker");
     for s in &seekers {
         timer.ops.merge(&s.ops);
     }
     let mut phase = timer.finish(plan.seeks);
-    phase.figure.elapsed_ns = end.duration_since(start).as_nanos() as u64;
+    phase.figure.elapsed_ns = end.saturating_duration_since(start).as_nanos() as u64;
     phase.ops.active_ns = Some(phase.figure.elapsed_ns);
     Ok(Some(phase))
 }
 
-#[allow(clippy::too_many_arguments)]
-fn seeker(
-    paths: &[PathBuf],
-    tickets: &[u32],
-    next: &AtomicUsize,
-    ready: &Barrier,
-    chunk: u64,
-    total_chunks: u64,
-    per_file: u64,
-    fsync_each: bool,
-    stop: &std::sync::atomic::AtomicBool,
-) -> Seeker {
-    crate::host::private_fd_table(false);
+/// Write the tickets into the pipe (blocking while it is full); when
+/// stopped, only the end marks, so every seeker ends.
+fn feed(wr: libc::c_int, tickets: &[u8], procs: usize, stop: &std::sync::atomic::AtomicBool) -> Result<(), String> {
+    let ends = tickets.len() - procs * 4;
+    let mut at = 0;
+    while at < tickets.len() {
+        if stop.load(Ordering::Relaxed) && at < ends {
+            at = ends;
+        }
+        // All of them in one call, as Bonnie++ does: the kernel copies a
+        // page at a time (whole tickets) and waits for room in between.
+        let n = tickets.len() - at;
+        // SAFETY: n bytes of our own buffer; wr is the pipe's write end.
+        let r = unsafe { libc::write(wr, tickets[at..].as_ptr() as *const libc::c_void, n) };
+        if r < 0 {
+            if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            return Err(format!("seeks: writing tickets: {}", std::io::Error::last_os_error()));
+        }
+        at += r as usize;
+    }
+    Ok(())
+}
+
+fn seeker(shape: &SeekShape, rd: libc::c_int, stop: &std::sync::atomic::AtomicBool) -> Seeker {
+    let chunk = shape.chunk;
     let mut ops = crate::result::OpStats::new(Test::Seeks.name(), crate::result::OpClass::DataRead, false);
     let mut bufs = Buffers::new(1, chunk as usize);
     let buf = &mut bufs.slot_mut(0)[..chunk as usize];
-    let mut fds = Vec::with_capacity(paths.len());
+    let mut fds = Vec::with_capacity(shape.paths.len());
     let mut error = None;
-    for p in paths {
+    for p in shape.paths {
         let c = CString::new(p.as_os_str().as_bytes()).expect("no NUL in a path");
         // SAFETY: a valid C string and plain flags.
         let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
@@ -356,42 +404,62 @@ fn seeker(
         }
         fds.push(fd);
     }
-    ready.wait();
-    let started = Instant::now();
-    while error.is_none() && !stop.load(Ordering::Relaxed) {
-        let i = next.fetch_add(1, Ordering::Relaxed);
-        let Some(&ticket) = tickets.get(i) else { break };
-        let c = ticket as u64 % total_chunks;
-        let (f, off) = ((c / per_file) as usize, (c % per_file * chunk) as libc::off_t);
-        let fd = fds[f];
+    let mut started = None;
+    let mut k = 0usize;
+    loop {
+        let mut t = [0u8; 4];
+        // SAFETY: 4 bytes of our own; rd is the pipe's read end. Pipe reads
+        // of at most PIPE_BUF bytes are whole, and tickets are written whole.
+        let r = unsafe { libc::read(rd, t.as_mut_ptr() as *mut libc::c_void, 4) };
+        if r != 4 {
+            if r < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            error.get_or_insert_with(|| "seeks: the ticket pipe ended early".into());
+            break;
+        }
+        let ticket = u32::from_ne_bytes(t);
+        if ticket == END {
+            break;
+        }
         let began = Instant::now();
+        started.get_or_insert(began);
+        // After an error or a stop, tickets are only drained, so the feeder
+        // never waits on a full pipe.
+        if error.is_some() || stop.load(Ordering::Relaxed) {
+            continue;
+        }
+        let c = ticket as u64 % shape.total_chunks;
+        let (f, off) = ((c / shape.per_file) as usize, (c % shape.per_file * chunk) as libc::off_t);
+        let fd = fds[f];
         let len = chunk as usize;
         // SAFETY: fd is open (checked above); the buffer holds `chunk` bytes.
         let ok = unsafe {
             libc::lseek(fd, off, libc::SEEK_SET) == off && libc::read(fd, buf.as_mut_ptr() as *mut libc::c_void, len) == len as isize
         };
         if !ok {
-            error = Some(os_err("seeks: read", &paths[f]));
-            break;
+            error = Some(os_err("seeks: read", &shape.paths[f]));
+            continue;
         }
         if ticket % 10 == 0 {
-            buf[(i % len).min(len - 1)] ^= 1;
+            buf[k % len] ^= 1;
             // SAFETY: as above.
             let ok = unsafe {
                 libc::lseek(fd, off, libc::SEEK_SET) == off
                     && libc::write(fd, buf.as_ptr() as *const libc::c_void, len) == len as isize
-                    && (!fsync_each || libc::fsync(fd) == 0)
+                    && (!shape.fsync_each || libc::fsync(fd) == 0)
             };
             if !ok {
-                error = Some(os_err("seeks: update", &paths[f]));
-                break;
+                error = Some(os_err("seeks: update", &shape.paths[f]));
+                continue;
             }
         }
         ops.lat.record(began.elapsed().as_nanos() as u64);
         ops.ops += 1;
         ops.bytes += chunk;
+        k += 1;
     }
-    for (fd, p) in fds.into_iter().zip(paths) {
+    for (fd, p) in fds.into_iter().zip(shape.paths) {
         if fd >= 0 {
             if let Err(e) = sync_close(fd, p) {
                 error.get_or_insert(e);

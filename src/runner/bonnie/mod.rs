@@ -16,9 +16,9 @@
 //! Differences from Bonnie++ 2.00a, none in what the kernel is asked to do
 //! per operation: random numbers come from fsbench's generator seeded with
 //! `-z` (or a `-Z` file's numbers), not glibc's rand(), so one seed gives
-//! another (equally distributed) sequence; the seekers are threads pulling
-//! tickets from a shared counter rather than processes reading them from a
-//! pipe, and start together without Bonnie++'s 3-second pause; an IO file
+//! another (equally distributed) sequence; the seekers (threads sharing one
+//! descriptor table and reading 4-byte tickets from one pipe, as 2.00a's
+//! do) start without Bonnie++'s 3-second pause; an IO file
 //! over 1 GiB is split into 1 GiB files named `Bonnie.<pid>`,
 //! `Bonnie.<pid>.001`, ...
 //!
