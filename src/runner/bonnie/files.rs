@@ -288,58 +288,51 @@ fn stat_one(dfd: libc::c_int, n: &CStr, data: &mut [u8]) -> Result<u64, String> 
     }
 }
 
-/// The entries of an open directory, in readdir order, without `.`, `..`
-/// and the links' target, into `blob` as NUL-terminated names (one buffer,
-/// reused, so listing allocates per directory, not per file).
-fn list_into(dfd: libc::c_int, blob: &mut Vec<u8>) -> Result<(), String> {
-    blob.clear();
-    // SAFETY: dup of an open descriptor; fdopendir takes ownership of the dup.
-    let dir = unsafe { libc::fdopendir(libc::dup(dfd)) };
-    if dir.is_null() {
-        return Err(format!("opendir: {}", last_os()));
-    }
-    // SAFETY: dir is a valid DIR*; rewinddir restarts from the beginning.
-    unsafe {
-        libc::rewinddir(dir);
-        loop {
-            let e = libc::readdir(dir);
-            if e.is_null() {
-                break;
-            }
-            let b = CStr::from_ptr((*e).d_name.as_ptr()).to_bytes_with_nul();
-            if b == b".\0" || b == b"..\0" || b == b"link-target\0" {
-                continue;
-            }
-            blob.extend_from_slice(b);
-        }
-        libc::closedir(dir);
-    }
-    Ok(())
-}
-
 /// A sequential stat or delete test: `op` on every entry of every
-/// directory in readdir order; the delete test ends with sync(2).
+/// directory as readdir(3) returns it (`.`, `..` and the links' target
+/// left out), as Bonnie++ does; the delete test ends with sync(2).
 fn in_dir_order(
     ctx: &Ctx,
     tree: &Tree,
     test: Test,
     mut op: impl FnMut(libc::c_int, &CStr) -> Result<u64, String>,
 ) -> Result<Phase, String> {
-    let mut blob = Vec::new();
     let mut timer = Timer::start(test);
     let mut n = 0;
     for &dfd in &tree.dirs {
-        list_into(dfd, &mut blob)?;
-        for name in blob.split_inclusive(|&b| b == 0) {
-            if ctx.stopped() {
-                break;
-            }
-            let name = CStr::from_bytes_with_nul(name).expect("one NUL-terminated name");
-            let began = Instant::now();
-            let bytes = op(dfd, name)?;
-            timer.op(began, bytes);
-            n += 1;
+        // SAFETY: dup of an open descriptor; fdopendir takes ownership of the dup.
+        let dir = unsafe { libc::fdopendir(libc::dup(dfd)) };
+        if dir.is_null() {
+            return Err(format!("opendir: {}", last_os()));
         }
+        let mut result = Ok(());
+        // SAFETY: dir is a valid DIR* until closedir; each entry's name is
+        // read before the next readdir.
+        unsafe {
+            libc::rewinddir(dir);
+            while !ctx.stopped() {
+                let e = libc::readdir(dir);
+                if e.is_null() {
+                    break;
+                }
+                let name = CStr::from_ptr((*e).d_name.as_ptr());
+                let b = name.to_bytes();
+                if b == b"." || b == b".." || b == b"link-target" {
+                    continue;
+                }
+                let began = Instant::now();
+                match op(dfd, name) {
+                    Ok(bytes) => timer.op(began, bytes),
+                    Err(e) => {
+                        result = Err(e);
+                        break;
+                    }
+                }
+                n += 1;
+            }
+            libc::closedir(dir);
+        }
+        result?;
     }
     if test == Test::SeqDel {
         sync_all();

@@ -18,9 +18,7 @@
 //! `-z` (or a `-Z` file's numbers), not glibc's rand(), so one seed gives
 //! another (equally distributed) sequence; the seekers (threads sharing one
 //! descriptor table and reading 4-byte tickets from one pipe, as 2.00a's
-//! do) start without Bonnie++'s 3-second pause; an IO file
-//! over 1 GiB is split into 1 GiB files named `Bonnie.<pid>`,
-//! `Bonnie.<pid>.001`, ...
+//! do) start without Bonnie++'s 3-second pause.
 //!
 //! Only what the run created is removed, on success, on error and when
 //! stopped (the stop flag is read once per chunk and per file).
