@@ -341,16 +341,7 @@ pub fn percentile_chart(title: &str, series: &[(String, Vec<(f64, f64)>)]) -> St
         .collect();
     let names: Vec<&str> = series_order(clean.iter().map(|(n, _)| *n));
 
-    let (left, right) = (80.0, 24.0);
-    let plot_w = 480.0;
-    let width = left + plot_w + right;
-    let mut legend_svg = String::new();
-    let plot_top = legend(&mut legend_svg, &names, left, 44.0, plot_w, true) + 8.0;
-    let plot_h = 260.0;
-    let plot_bottom = plot_top + plot_h;
-    let height = plot_bottom + 52.0;
-    let mut svg = String::new();
-    open(&mut svg, width, height, title);
+    let (mut svg, legend_svg, LineFrame { left, plot_w, plot_top, plot_h, plot_bottom, height: _ }) = line_frame(title, &names);
     svg.push_str(&legend_svg);
 
     let all = || clean.iter().flat_map(|(_, v)| v.iter());
@@ -481,16 +472,7 @@ pub fn size_chart(title: &str, unit: &str, x_name: &str, lines: &[Line], x_label
         .collect();
     let names: Vec<&str> = series_order(clean.iter().map(|(n, _)| *n));
 
-    let (left, right) = (80.0, 24.0);
-    let plot_w = 480.0;
-    let width = left + plot_w + right;
-    let mut legend_svg = String::new();
-    let plot_top = legend(&mut legend_svg, &names, left, 44.0, plot_w, true) + 8.0;
-    let plot_h = 260.0;
-    let plot_bottom = plot_top + plot_h;
-    let height = plot_bottom + 52.0;
-    let mut svg = String::new();
-    open(&mut svg, width, height, title);
+    let (mut svg, legend_svg, LineFrame { left, plot_w, plot_top, plot_h, plot_bottom, height }) = line_frame(title, &names);
     if names.len() > PALETTE.len() {
         svg.push_str(HATCH_DEFS);
     }
@@ -584,6 +566,32 @@ pub fn size_chart(title: &str, unit: &str, x_name: &str, lines: &[Line], x_label
     );
     svg.push_str("</svg>\n");
     svg
+}
+
+/// Where a line chart's plot sits: below its legend, 480 wide and 260 high.
+struct LineFrame {
+    left: f64,
+    plot_w: f64,
+    plot_top: f64,
+    plot_h: f64,
+    plot_bottom: f64,
+    height: f64,
+}
+
+/// A line chart's opened SVG, its legend (for the caller to place after
+/// any definitions) and its frame.
+fn line_frame(title: &str, names: &[&str]) -> (String, String, LineFrame) {
+    let (left, right) = (80.0, 24.0);
+    let plot_w = 480.0;
+    let width = left + plot_w + right;
+    let mut legend_svg = String::new();
+    let plot_top = legend(&mut legend_svg, names, left, 44.0, plot_w, true) + 8.0;
+    let plot_h = 260.0;
+    let plot_bottom = plot_top + plot_h;
+    let height = plot_bottom + 52.0;
+    let mut svg = String::new();
+    open(&mut svg, width, height, title);
+    (svg, legend_svg, LineFrame { left, plot_w, plot_top, plot_h, plot_bottom, height })
 }
 
 /// The value axis: round ticks up to at least `top_value`, each with its
