@@ -95,9 +95,6 @@ pub struct FileTests {
     pub dirs: u64,
     /// Bytes per write() when a file gets data.
     pub chunk: u64,
-    /// What `-n` said for max (so the label shows `link` or `symlink`).
-    pub max_given: bool,
-    pub min_given: bool,
 }
 
 impl FileTests {

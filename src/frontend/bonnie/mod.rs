@@ -68,17 +68,9 @@ pub struct HostFacts {
 
 impl HostFacts {
     pub fn current() -> HostFacts {
-        let mut name = [0u8; 256];
-        // SAFETY: the buffer is 256 bytes and gethostname writes at most that many.
-        let host = if unsafe { libc::gethostname(name.as_mut_ptr() as *mut libc::c_char, name.len()) } == 0 {
-            let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
-            String::from_utf8_lossy(&name[..end]).into_owned()
-        } else {
-            "localhost".to_string()
-        };
         HostFacts {
             ram_mib: crate::host::meminfo::read_meminfo().total / (1024 * 1024),
-            hostname: host,
+            hostname: crate::host::kernel::uname().0,
             is_root: crate::host::is_root(),
             pid: std::process::id(),
             now_unix: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
@@ -397,16 +389,7 @@ fn file_tests(v: &str) -> Result<FileTests, BonnieError> {
             n
         }
     };
-    Ok(FileTests {
-        num_k,
-        kind,
-        max_size: max.max(0) as u64,
-        min_size: min as u64,
-        dirs,
-        chunk,
-        max_given: field(1).is_some(),
-        min_given: field(2).is_some(),
-    })
+    Ok(FileTests { num_k, kind, max_size: max.max(0) as u64, min_size: min as u64, dirs, chunk })
 }
 
 /// `-u user[:group]` and `-g group` as (uid, gid). As root one of them is

@@ -79,16 +79,7 @@ fn file_tests_read_back_what_they_wrote_and_remove_their_tree() {
     let dir = tempfile::tempdir().unwrap();
     let mut p = plan(dir.path());
     p.size_mib = 0;
-    p.files = Some(FileTests {
-        num_k: 1,
-        kind: FileKind::Files,
-        max_size: 4096,
-        min_size: 1024,
-        dirs: 3,
-        chunk: 512,
-        max_given: true,
-        min_given: true,
-    });
+    p.files = Some(FileTests { num_k: 1, kind: FileKind::Files, max_size: 4096, min_size: 1024, dirs: 3, chunk: 512 });
     let o = run_tests(&p, &AtomicBool::new(false), &Meter::default());
     assert!(o.error.is_none(), "{:?}", o.error);
     let order: Vec<Test> = o.phases.iter().map(|p| p.figure.test).collect();
@@ -110,7 +101,7 @@ fn links_are_made_for_minus_one_and_minus_two() {
         let dir = tempfile::tempdir().unwrap();
         let mut p = plan(dir.path());
         p.size_mib = 0;
-        p.files = Some(FileTests { num_k: 1, kind, max_size: 0, min_size: 0, dirs: 1, chunk: 8192, max_given: true, min_given: false });
+        p.files = Some(FileTests { num_k: 1, kind, max_size: 0, min_size: 0, dirs: 1, chunk: 8192 });
         let o = run_tests(&p, &AtomicBool::new(false), &Meter::default());
         assert!(o.error.is_none(), "{kind:?}: {:?}", o.error);
         assert_eq!(o.phases.len(), 6);
