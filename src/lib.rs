@@ -16,6 +16,7 @@ pub mod frontend;
 pub mod host;
 pub mod input;
 pub mod ioengine;
+pub mod kvstore;
 pub mod measure;
 pub mod model;
 pub mod observe;

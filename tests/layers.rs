@@ -2,7 +2,7 @@
 //! remembered. Bottom to top:
 //!
 //! ```text
-//! units · model · host · measure · ioengine · observe · environment · result
+//! units · model · host · measure · ioengine · kvstore · observe · environment · result
 //!       · stats · frontend · report · runner · cli
 //! ```
 //!
@@ -38,11 +38,14 @@ fn forbidden(from: &str, to: &str) -> Option<&'static str> {
         ("environment", "frontend" | "result") => {
             Some("environment carries out plain specs from model; parsing is the frontend's, results are above it")
         }
-        ("frontend", "runner" | "ioengine" | "environment") => {
+        ("frontend", "runner" | "ioengine" | "kvstore" | "environment") => {
             Some("a frontend translates input into the model; it never runs, issues I/O or touches the system")
         }
         ("runner", "frontend") => Some("the runner executes the model; it never parses a peer's syntax"),
-        ("report", "runner" | "ioengine") => Some("a reporter renders results; it never runs or issues I/O"),
+        ("report", "runner" | "ioengine" | "kvstore") => Some("a reporter renders results; it never runs or issues I/O"),
+        ("kvstore", t) if !matches!(t, "units" | "model" | "host" | "measure") => {
+            Some("a store is below the runner: it knows only the model, units, host and measure")
+        }
         _ => None,
     }
 }

@@ -19,7 +19,9 @@ pub mod job_steady;
 pub mod logs;
 pub mod postmark;
 pub mod recipe;
+pub mod store;
 pub mod verify;
+pub mod ycsb;
 
 use std::path::PathBuf;
 

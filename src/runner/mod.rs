@@ -14,6 +14,7 @@ pub mod iozone;
 pub mod jobs;
 pub mod postmark;
 pub mod rng;
+pub mod ycsb;
 pub(crate) mod window;
 
 use crate::environment::system;

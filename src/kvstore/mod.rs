@@ -1,0 +1,275 @@
+//! Key-value stores behind one small trait, one file per store, as
+//! `ioengine` has one file per engine. The YCSB client (`runner::ycsb`)
+//! opens a `Store`, gives each of its threads a `Session`, and calls the
+//! five CoreWorkload operations on it. Stores get their properties as YCSB
+//! bindings do (`-p rocksdb.dir=...`), already checked against their
+//! description in `model::store`.
+//!
+//! The hot path allocates nothing in the client: a `Record` is reused
+//! from one operation to the next, and keys and values are borrowed.
+
+pub mod null;
+#[cfg(test)]
+pub mod conformance;
+
+use crate::model::store::StoreDesc;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// What an operation returned, as YCSB's `Status` names it on its
+/// `Return=` lines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Status {
+    Ok,
+    NotFound,
+    Error,
+    NotImplemented,
+    BadRequest,
+}
+
+impl Status {
+    pub const ALL: [Status; 5] = [Status::Ok, Status::NotFound, Status::Error, Status::NotImplemented, Status::BadRequest];
+
+    /// YCSB's name (`Return=OK`, `Return=NOT_FOUND`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Ok => "OK",
+            Status::NotFound => "NOT_FOUND",
+            Status::Error => "ERROR",
+            Status::NotImplemented => "NOT_IMPLEMENTED",
+            Status::BadRequest => "BAD_REQUEST",
+        }
+    }
+
+    pub fn is_ok(self) -> bool {
+        self == Status::Ok
+    }
+}
+
+/// One record's fields: (field index, value) in one reusable buffer.
+#[derive(Clone, Debug, Default)]
+pub struct Record {
+    data: Vec<u8>,
+    /// (field index, start in `data`, length).
+    fields: Vec<(u32, u32, u32)>,
+}
+
+impl Record {
+    pub fn clear(&mut self) {
+        self.data.clear();
+        self.fields.clear();
+    }
+
+    pub fn push(&mut self, field: u32, value: &[u8]) {
+        self.push_with(field, value.len()).copy_from_slice(value);
+    }
+
+    /// Append a field of `len` bytes and return it to be filled in place.
+    pub fn push_with(&mut self, field: u32, len: usize) -> &mut [u8] {
+        let start = self.data.len();
+        self.data.resize(start + len, 0);
+        self.fields.push((field, start as u32, len as u32));
+        &mut self.data[start..]
+    }
+
+    pub fn len(&self) -> usize {
+        self.fields.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.fields.is_empty()
+    }
+
+    /// The fields in the order they were pushed.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, &[u8])> + '_ {
+        self.fields.iter().map(|&(f, s, l)| (f, &self.data[s as usize..(s + l) as usize]))
+    }
+
+    pub fn get(&self, field: u32) -> Option<&[u8]> {
+        self.iter().find(|(f, _)| *f == field).map(|(_, v)| v)
+    }
+
+    /// Replace the fields `other` has and keep the rest (an update's merge).
+    pub fn merge(&mut self, other: &Record) {
+        let mut merged = Record::default();
+        for (f, v) in self.iter() {
+            merged.push(f, other.get(f).unwrap_or(v));
+        }
+        for (f, v) in other.iter() {
+            if self.get(f).is_none() {
+                merged.push(f, v);
+            }
+        }
+        *self = merged;
+    }
+}
+
+/// The rows a scan returned: records reused across scans.
+#[derive(Debug, Default)]
+pub struct Rows {
+    pub keys: Vec<Vec<u8>>,
+    recs: Vec<Record>,
+    n: usize,
+}
+
+impl Rows {
+    pub fn clear(&mut self) {
+        self.n = 0;
+    }
+
+    /// A cleared record for the next row, whose key is `key`.
+    pub fn next_row(&mut self, key: &[u8]) -> &mut Record {
+        if self.n == self.recs.len() {
+            self.recs.push(Record::default());
+            self.keys.push(Vec::new());
+        }
+        self.keys[self.n].clear();
+        self.keys[self.n].extend_from_slice(key);
+        let r = &mut self.recs[self.n];
+        r.clear();
+        self.n += 1;
+        r
+    }
+
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &Record)> + '_ {
+        self.keys[..self.n].iter().map(|k| k.as_slice()).zip(&self.recs[..self.n])
+    }
+}
+
+/// Which fields a read or scan returns.
+#[derive(Clone, Copy, Debug)]
+pub enum Fields<'a> {
+    All,
+    Some(&'a [u32]),
+}
+
+impl Fields<'_> {
+    pub fn wants(&self, field: u32) -> bool {
+        match self {
+            Fields::All => true,
+            Fields::Some(f) => f.contains(&field),
+        }
+    }
+}
+
+/// What a store is opened with.
+#[derive(Clone, Debug)]
+pub struct StoreConfig {
+    /// `<store>.dir`.
+    pub dir: Option<PathBuf>,
+    /// The store's own properties, prefix removed, checked against its
+    /// description.
+    pub props: BTreeMap<String, String>,
+    /// YCSB's `table`.
+    pub table: String,
+    /// The field names, index i is `field_names[i]`.
+    pub field_names: Vec<String>,
+    /// Client threads that will hold a session at once.
+    pub threads: u32,
+}
+
+impl StoreConfig {
+    pub fn dir(&self, store: &str) -> Result<&PathBuf, String> {
+        self.dir.as_ref().ok_or_else(|| format!("{store}: needs -p {store}.dir=DIRECTORY"))
+    }
+
+    /// A boolean property (as `units::parse_bool` reads one), or `default`.
+    pub fn flag(&self, store: &str, name: &str, default: bool) -> Result<bool, String> {
+        match self.props.get(name) {
+            None => Ok(default),
+            Some(v) => crate::units::parse_bool(v).map_err(|e| format!("{store}.{name}={v}: {e}")),
+        }
+    }
+
+    /// A size property in bytes (k/m/g suffixes are 1024-based), if given.
+    pub fn size(&self, store: &str, name: &str) -> Result<Option<u64>, String> {
+        let Some(v) = self.props.get(name) else { return Ok(None) };
+        crate::units::parse_size(v, 1024).map(Some).map_err(|e| format!("{store}.{name}={v}: {e}"))
+    }
+}
+
+/// An open store.
+pub trait Store: Send + Sync {
+    /// A handle for one client thread.
+    fn session(&self) -> Result<Box<dyn Session + '_>, String>;
+    /// Whether the table holds no record (so `run` can say "load first").
+    fn is_empty(&self) -> Result<bool, String>;
+    /// The store's own counters after a phase (RocksDB's statistics, ...),
+    /// with units in their names.
+    fn counters(&self) -> Vec<(String, u64)> {
+        Vec::new()
+    }
+    /// Flush what is buffered and close.
+    fn close(self: Box<Self>) -> Result<(), String>;
+}
+
+/// One client thread's handle. An operation that fails returns
+/// `Status::Error` and keeps the reason for `last_error`.
+pub trait Session {
+    fn read(&mut self, key: &[u8], fields: Fields, out: &mut Record) -> Status;
+    /// Up to `count` records from `start` on, in key order.
+    fn scan(&mut self, start: &[u8], count: usize, fields: Fields, out: &mut Rows) -> Status;
+    /// Change the fields `values` has; the others keep theirs.
+    fn update(&mut self, key: &[u8], values: &Record) -> Status;
+    fn insert(&mut self, key: &[u8], values: &Record) -> Status;
+    fn delete(&mut self, key: &[u8]) -> Status;
+    /// Why the last `Status::Error` happened.
+    fn last_error(&self) -> Option<String>;
+    /// The thread is done (YCSB's `DB.cleanup`, timed as CLEANUP).
+    fn cleanup(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// An implementation: how to open the store `model::store::STORES` names.
+pub struct StoreImpl {
+    pub name: &'static str,
+    pub open: fn(&StoreConfig) -> Result<Box<dyn Store>, String>,
+}
+
+/// Every store built into this binary.
+pub static IMPLS: &[StoreImpl] = &[StoreImpl { name: "null", open: null::open }];
+
+/// Open the store `desc` describes.
+pub fn open(desc: &StoreDesc, cfg: &StoreConfig) -> Result<Box<dyn Store>, String> {
+    match IMPLS.iter().find(|i| i.name == desc.name) {
+        Some(i) => (i.open)(cfg),
+        None => Err(match desc.feature {
+            Some(f) => format!("{}: this fsbench was built without it (cargo feature \"{f}\")", desc.name),
+            None => format!("{}: not built into this fsbench", desc.name),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::model::store::STORES;
+
+    #[test]
+    fn every_implementation_is_described() {
+        for i in super::IMPLS {
+            assert!(STORES.iter().any(|d| d.name == i.name), "{} has no description in model::store", i.name);
+        }
+    }
+
+    #[test]
+    fn record_merge_keeps_other_fields() {
+        let mut a = super::Record::default();
+        a.push(0, b"zero");
+        a.push(1, b"one");
+        let mut b = super::Record::default();
+        b.push(1, b"uno");
+        b.push(2, b"dos");
+        a.merge(&b);
+        let got: Vec<(u32, &[u8])> = a.iter().collect();
+        assert_eq!(got, vec![(0, &b"zero"[..]), (1, &b"uno"[..]), (2, &b"dos"[..])]);
+    }
+}

@@ -1,0 +1,2 @@
+//! YCSB's generators: keys, key choosers, operation mix, field and scan
+//! lengths. (Being written.)
