@@ -66,3 +66,41 @@ fn the_signal_watcher_does_not_share_the_io_threads_descriptors() {
     let extra: Vec<_> = watcher_files.iter().filter(|(fd, f)| *fd > 2 && !f.starts_with("socket:")).collect();
     assert!(extra.is_empty(), "the watcher holds the main thread's descriptors: {extra:?} of {watcher_files:?}");
 }
+
+/// IOzone's `-t` children are processes; fsbench's are threads, each with
+/// a table of its own: child 0's file is in child 0's table and not in
+/// child 1's.
+#[test]
+fn throughput_children_each_hold_only_their_own_file() {
+    let dir = common::disk_tempdir();
+    let f0 = dir.path().join("c0.tmp");
+    let f1 = dir.path().join("c1.tmp");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fsbench"))
+        .args(["iozone", "-t", "2", "-s", "1g", "-r", "4k", "-i", "0", "-F"])
+        .args([&f0, &f1])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("fsbench starts");
+    let pid = child.id();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut seen = None;
+    while Instant::now() < deadline && seen.is_none() {
+        if let (Some(a), Some(b)) = (thread_named(pid, "iozone-0"), thread_named(pid, "iozone-1")) {
+            let (ta, tb) = (open_files(pid, &a), open_files(pid, &b));
+            let has = |t: &[(u32, String)], f: &Path| t.iter().any(|(_, x)| Path::new(x) == f);
+            if has(&ta, &f0) && has(&tb, &f1) {
+                seen = Some((ta, tb));
+            }
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // SAFETY: kill takes the pid of the child this test started and a signal number.
+    unsafe {
+        libc::kill(pid as libc::pid_t, libc::SIGINT);
+    }
+    let _ = child.wait();
+    let (ta, tb) = seen.expect("both children's files were never seen open in their own tables");
+    assert!(!ta.iter().any(|(_, x)| Path::new(x) == f1), "child 0 holds child 1's file: {ta:?}");
+    assert!(!tb.iter().any(|(_, x)| Path::new(x) == f0), "child 1 holds child 0's file: {tb:?}");
+}

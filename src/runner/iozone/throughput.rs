@@ -133,6 +133,11 @@ fn run_children(cell: &Cell, t: &Throughput, col: Column, n: usize) -> Result<(V
                 let (wall, gate) = (&wall, &gate);
                 let builder = std::thread::Builder::new().name(format!("iozone-{i}"));
                 builder.spawn_scoped(s, move || {
+                    // IOzone's children are processes, each with its own
+                    // descriptor table; a table shared by the children costs
+                    // every read and write a file reference (see
+                    // host::private_fd_table). The child opens its file after.
+                    crate::host::private_fd_table(false);
                     let mut buf = buffer_for(col, cell.rec);
                     let order = order_for(col, cell.file_bytes / cell.rec, t.mixed_sequential);
                     let mut ctx = cell.ctx(path, &order, t.stonewall.then_some(wall));
