@@ -41,6 +41,13 @@ impl Rng {
         ((self.next_u64() as u128 * n as u128) >> 64) as u64
     }
 
+    /// Uniform in [0, 1) with 53 random bits, the construction of Java's
+    /// `Random.nextDouble`, which YCSB's generators draw from.
+    #[inline]
+    pub fn next_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
     pub fn fill(&mut self, buf: &mut [u8]) {
         let mut chunks = buf.chunks_exact_mut(8);
         for c in &mut chunks {
@@ -64,6 +71,18 @@ mod tests {
         let vc: Vec<u64> = (0..8).map(|_| c.next_u64()).collect();
         assert_eq!(va, vb);
         assert_ne!(va, vc);
+    }
+
+    #[test]
+    fn next_f64_stays_in_unit_interval_and_spreads_evenly() {
+        let mut r = Rng::new(3);
+        let mut halves = [0u32; 2];
+        for _ in 0..10_000 {
+            let x = r.next_f64();
+            assert!((0.0..1.0).contains(&x), "{x}");
+            halves[(x >= 0.5) as usize] += 1;
+        }
+        assert!(halves.iter().all(|&n| n > 4_700 && n < 5_300), "{halves:?}");
     }
 
     #[test]
