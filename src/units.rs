@@ -12,6 +12,7 @@
 //! the form "expected FORM, got 'VALUE'" so callers only add the location.
 
 mod expr;
+pub mod java;
 
 use expr::Num;
 use std::time::Duration;
@@ -287,6 +288,13 @@ pub fn local_time(unix: u64) -> String {
         return format!("{unix} s after the epoch");
     }
     format!("{:04}-{:02}-{:02} {:02}:{:02}:{:02}", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec)
+}
+
+/// Now as local time with milliseconds, as Java's "yyyy-MM-dd HH:mm:ss:SSS"
+/// (YCSB's status lines).
+pub fn local_time_ms() -> String {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    format!("{}:{:03}", local_time(now.as_secs()), now.subsec_millis())
 }
 
 #[cfg(test)]

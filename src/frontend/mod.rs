@@ -17,6 +17,7 @@ pub mod getopt;
 pub mod iozone;
 pub mod postmark;
 pub mod suggest;
+pub mod ycsb;
 
 use crate::model::recipe::{Lowered, Recipe};
 use experiment::{ExperimentError, WorkloadDef};
@@ -25,7 +26,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Every workload family fsbench reads.
-pub static FRONTENDS: &[&dyn Frontend] = &[&fio::Fio, &filebench::Filebench, &postmark::Postmark, &iozone::Iozone, &bonnie::Bonnie];
+pub static FRONTENDS: &[&dyn Frontend] =
+    &[&fio::Fio, &filebench::Filebench, &postmark::Postmark, &iozone::Iozone, &bonnie::Bonnie, &ycsb::Ycsb];
 
 pub fn find(name: &str) -> Option<&'static dyn Frontend> {
     FRONTENDS.iter().copied().find(|f| f.name() == name)

@@ -8,9 +8,9 @@
 //! The hot path allocates nothing in the client: a `Record` is reused
 //! from one operation to the next, and keys and values are borrowed.
 
-pub mod null;
 #[cfg(test)]
 pub mod conformance;
+pub mod null;
 
 use crate::model::store::StoreDesc;
 use std::collections::BTreeMap;
@@ -25,10 +25,13 @@ pub enum Status {
     Error,
     NotImplemented,
     BadRequest,
+    /// A read's values are not what was written (a `dataintegrity` check).
+    UnexpectedState,
 }
 
 impl Status {
-    pub const ALL: [Status; 5] = [Status::Ok, Status::NotFound, Status::Error, Status::NotImplemented, Status::BadRequest];
+    pub const ALL: [Status; 6] =
+        [Status::Ok, Status::NotFound, Status::Error, Status::NotImplemented, Status::BadRequest, Status::UnexpectedState];
 
     /// YCSB's name (`Return=OK`, `Return=NOT_FOUND`, ...).
     pub fn name(self) -> &'static str {
@@ -38,6 +41,7 @@ impl Status {
             Status::Error => "ERROR",
             Status::NotImplemented => "NOT_IMPLEMENTED",
             Status::BadRequest => "BAD_REQUEST",
+            Status::UnexpectedState => "UNEXPECTED_STATE",
         }
     }
 

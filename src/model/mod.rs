@@ -70,6 +70,8 @@ workloads! {
     Iozone(iozone::IozonePlan),
     /// Bonnie++'s IO and file tests.
     Bonnie(bonnie::BonniePlan),
+    /// A YCSB load or run phase against a key-value store.
+    Ycsb(ycsb::YcsbPlan),
 }
 
 /// One run: the workload and the registered layout (`report::layout`) its

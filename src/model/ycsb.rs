@@ -38,10 +38,16 @@ pub enum KeyDist {
     /// The newest keys are the hottest (skewed latest).
     Latest,
     /// `data_fraction` of the keys get `op_fraction` of the operations.
-    Hotspot { data_fraction: f64, op_fraction: f64 },
+    Hotspot {
+        data_fraction: f64,
+        op_fraction: f64,
+    },
     /// `exponential.percentile` of the operations fall on the newest
     /// `exponential.frac` of the keys.
-    Exponential { percentile: f64, frac: f64 },
+    Exponential {
+        percentile: f64,
+        frac: f64,
+    },
     /// Every key in turn.
     Sequential,
 }
@@ -65,12 +71,21 @@ impl KeyDist {
 pub enum FieldLength {
     Constant(u64),
     /// Uniform over `min..=max`.
-    Uniform { min: u64, max: u64 },
+    Uniform {
+        min: u64,
+        max: u64,
+    },
     /// Zipfian over `min..=max` (short fields most frequent).
-    Zipfian { min: u64, max: u64 },
+    Zipfian {
+        min: u64,
+        max: u64,
+    },
     /// YCSB's histogram file (`fieldlengthhistogram`): `BlockSize` and one
     /// count per bucket; bucket i holds lengths `i × block_size`.
-    Histogram { block_size: u64, counts: Vec<u64> },
+    Histogram {
+        block_size: u64,
+        counts: Vec<u64>,
+    },
 }
 
 impl FieldLength {
@@ -206,5 +221,22 @@ impl YcsbPlan {
     /// The field names, `field0`.. with the prefix.
     pub fn field_names(&self) -> Vec<String> {
         (0..self.fieldcount).map(|i| format!("{}{i}", self.fieldnameprefix)).collect()
+    }
+}
+
+impl super::Shape for YcsbPlan {
+    /// The store's directory.
+    fn data_dir(&self) -> Option<PathBuf> {
+        self.store.dir.clone()
+    }
+    /// A run phase reads what the load phase left: the database stays.
+    fn keeps_files_between_runs(&self) -> bool {
+        true
+    }
+    /// Inserts and updates make an LSM flush and compact and a B-tree
+    /// grow: anything but a read-only run allocates.
+    fn allocates(&self) -> bool {
+        let p = &self.proportions;
+        self.phase == Phase::Load || p.insert > 0.0 || p.update > 0.0 || p.read_modify_write > 0.0
     }
 }

@@ -359,3 +359,4 @@ pub mod steady;
 #[cfg(test)]
 pub(crate) mod testutil;
 pub mod verify;
+pub mod ycsb;

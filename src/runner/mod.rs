@@ -14,8 +14,8 @@ pub mod iozone;
 pub mod jobs;
 pub mod postmark;
 pub mod rng;
-pub mod ycsb;
 pub(crate) mod window;
+pub mod ycsb;
 
 use crate::environment::system;
 use crate::model::{Plan, Workload};
@@ -136,5 +136,6 @@ pub fn execute(plan: &Plan, opts: &RunOptions, before_measure: &mut dyn FnMut(&[
         Workload::Postmark(p) => postmark::run_plan(p, opts, plan.layout, before_measure),
         Workload::Iozone(p) => iozone::run_plan(p, opts, plan.layout, before_measure),
         Workload::Bonnie(p) => bonnie::run_plan(p, opts, plan.layout, before_measure),
+        Workload::Ycsb(p) => ycsb::run_plan(p, opts, plan.layout, before_measure),
     }
 }

@@ -10,6 +10,7 @@ pub mod fio;
 pub mod iozone;
 pub mod postmark;
 pub mod quick;
+pub mod ycsb;
 
 use crate::report::format::{bytes, thousands};
 use crate::result::{GroupResult, JobResult, RunResult};
@@ -40,7 +41,8 @@ pub fn no_charts(_: &[&RunResult]) -> Vec<(String, String)> {
 }
 
 /// Every layout fsbench can show a run in.
-pub const LAYOUTS: &[Layout] = &[fio::LAYOUT, filebench::LAYOUT, quick::LAYOUT, postmark::LAYOUT, iozone::LAYOUT, bonnie::LAYOUT];
+pub const LAYOUTS: &[Layout] =
+    &[fio::LAYOUT, filebench::LAYOUT, quick::LAYOUT, postmark::LAYOUT, iozone::LAYOUT, bonnie::LAYOUT, ycsb::LAYOUT];
 
 pub fn find(name: &str) -> Option<&'static Layout> {
     LAYOUTS.iter().find(|l| l.name == name)

@@ -1,4 +1,415 @@
-//! Executes one `YcsbPlan` (a YCSB load or run phase) against a store.
-//! (Being written.)
+//! Executes one `YcsbPlan`, a YCSB load or run phase, against a store
+//! (`kvstore`): opens it, splits the operations over the threads as YCSB's
+//! Client does (the first threads take the remainder), runs them inside the
+//! measured window (device counters, process I/O, CPU), prints YCSB's
+//! status lines with `-s`, stops at `maxexecutiontime` or Ctrl-C, closes
+//! the store, and returns the common result with YCSB's figures in
+//! `details`. A run phase on an empty store is refused: load first.
 
+mod client;
 pub mod gen;
+pub(crate) mod measure;
+
+use crate::kvstore::{self, Status, StoreConfig};
+use crate::model::store;
+use crate::model::ycsb::{Interval, Measurement, Phase, YcsbPlan};
+use crate::result::ycsb::YcsbDetails;
+use crate::result::{Headline, JobResult, OpClass, OpStats, RunResult};
+use crate::runner::events::Expected;
+use crate::runner::window::Window;
+use crate::runner::{RunError, RunOptions};
+use measure::{Live, Metric, Recorder, Snapshot};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub(crate) fn run_plan(
+    plan: &YcsbPlan,
+    opts: &RunOptions,
+    layout: &str,
+    before_measure: &mut dyn FnMut(&[PathBuf]),
+) -> Result<RunResult, RunError> {
+    let started_unix = crate::runner::unix_now();
+    let desc = store::find(&plan.store.name).ok_or_else(|| format!("unknown store {}", plan.store.name))?;
+    if let Some(d) = &plan.store.dir {
+        std::fs::create_dir_all(d).map_err(|e| format!("{}.dir={}: cannot create it: {e}", desc.name, d.display()))?;
+    }
+    let field_names = plan.field_names();
+    let cfg = StoreConfig {
+        dir: plan.store.dir.clone(),
+        props: plan.store.props.clone(),
+        table: plan.table.clone(),
+        field_names: field_names.clone(),
+        threads: plan.threads,
+    };
+    let store = kvstore::open(desc, &cfg).map_err(RunError::Workload)?;
+    if plan.phase == Phase::Run && store.is_empty().map_err(RunError::Workload)? {
+        let at = plan.store.dir.as_ref().map(|d| format!(" in {}", d.display())).unwrap_or_default();
+        return Err(RunError::Workload(format!(
+            "the {} store{at} holds no record in table {}: load first (fsbench ycsb load {} ...)",
+            desc.name, plan.table, desc.name
+        )));
+    }
+    let dirs: Vec<PathBuf> = plan.store.dir.iter().cloned().collect();
+    before_measure(&dirs);
+
+    // The Client caps the threads at the operation count.
+    let threads =
+        if plan.operationcount > 0 { plan.threads.min(plan.operationcount.min(u32::MAX as u64) as u32).max(1) } else { plan.threads };
+    let per = plan.operationcount / u64::from(threads);
+    let rest = plan.operationcount % u64::from(threads);
+    let tick_ns = (plan.target_ops > 0.0).then(|| (1e9 * f64::from(threads) / plan.target_ops).max(1.0) as u64);
+    let stop = Arc::new(AtomicBool::new(false));
+    let with_status = plan.status_interval_s.is_some();
+    let shared = client::Shared {
+        plan,
+        store: store.as_ref(),
+        stop: &stop,
+        insert_keys: gen::InsertKeys::for_plan(plan),
+        acked: Arc::new(gen::AcknowledgedCounter::for_plan(plan)),
+        sequential: Arc::new(AtomicU64::new(0)),
+        field_names,
+        t0: Instant::now(),
+    };
+    let (op, intended) = match plan.interval {
+        Interval::Op => (true, false),
+        Interval::Intended => (false, true),
+        Interval::Both => (true, true),
+    };
+    let unit_ns = match plan.measurement {
+        Measurement::Timeseries { granularity_ms } => Some(granularity_ms * 1_000_000),
+        Measurement::Hdr => None,
+    };
+    let expected = Expected {
+        ops: plan.operationcount,
+        time: (plan.maxexecutiontime_s > 0).then(|| Duration::from_secs(plan.maxexecutiontime_s)),
+        ..Default::default()
+    };
+    let window = Window::open(opts, &format!("ycsb {}", plan.phase.name()), &expected, &dirs);
+    let parts: Vec<(client::Part, Option<Arc<Live>>)> = (0..threads)
+        .map(|i| {
+            let ops = per + u64::from(u64::from(i) < rest);
+            (client::Part { index: i, ops, tick_ns, done: Arc::new(AtomicU64::new(0)) }, with_status.then(|| Arc::new(Live::new())))
+        })
+        .collect();
+    let counters: Vec<Arc<AtomicU64>> = parts.iter().map(|(p, _)| p.done.clone()).collect();
+    let lives: Vec<Arc<Live>> = parts.iter().filter_map(|(_, l)| l.clone()).collect();
+    let t0 = Instant::now();
+    let outcomes: Vec<client::Outcome> = std::thread::scope(|s| {
+        let handles: Vec<_> = parts
+            .into_iter()
+            .map(|(part, live)| {
+                let sh = &shared;
+                std::thread::Builder::new().name(format!("fsb-ycsb-{}", part.index)).spawn_scoped(s, move || {
+                    let rec = Recorder::new(op, intended, unit_ns, sh.t0, live);
+                    client::run(sh, part, rec)
+                })
+            })
+            .collect();
+        watch(plan, opts, &stop, &counters, &lives, &window, t0, &handles);
+        handles
+            .into_iter()
+            .map(|h| match h {
+                Ok(h) => h.join().unwrap_or_else(|_| failed_outcome("a client thread panicked")),
+                Err(e) => failed_outcome(&format!("cannot start a client thread: {e}")),
+            })
+            .collect()
+    });
+    let runtime = t0.elapsed();
+    let partial = opts.stop.load(Ordering::Relaxed);
+    let counters_after: BTreeMap<String, u64> = store.counters().into_iter().collect();
+    let closed = store.close();
+    let group = window.close(opts);
+    let error = outcomes.iter().find_map(|o| o.error.clone()).or(closed.err());
+    Ok(result(plan, opts, layout, started_unix, outcomes, runtime, group, dirs, partial, error, counters_after))
+}
+
+fn failed_outcome(msg: &str) -> client::Outcome {
+    client::Outcome { rec: Recorder::new(false, false, None, Instant::now(), None), ops_done: 0, error: Some(msg.to_string()) }
+}
+
+/// While the threads run: stop them at `maxexecutiontime` or Ctrl-C, keep
+/// the progress meter current, print YCSB's status lines.
+#[allow(clippy::too_many_arguments)]
+fn watch<T>(
+    plan: &YcsbPlan,
+    opts: &RunOptions,
+    stop: &AtomicBool,
+    counters: &[Arc<AtomicU64>],
+    lives: &[Arc<Live>],
+    window: &Window,
+    t0: Instant,
+    handles: &[std::io::Result<std::thread::ScopedJoinHandle<'_, T>>],
+) {
+    let deadline = (plan.maxexecutiontime_s > 0).then(|| t0 + Duration::from_secs(plan.maxexecutiontime_s));
+    let status_every = plan.status_interval_s.map(Duration::from_secs);
+    let mut next_status = status_every.map(|d| t0 + d);
+    let mut last = Snapshot::new();
+    let (mut last_ops, mut last_at) = (0u64, t0);
+    let done = |c: &[Arc<AtomicU64>]| c.iter().map(|x| x.load(Ordering::Relaxed)).sum::<u64>();
+    if status_every.is_some() {
+        opts.events.note(&status_line(plan, t0, t0, 0, 0, t0, &last, &last));
+    }
+    loop {
+        let all_done = handles.iter().all(|h| h.as_ref().map(|h| h.is_finished()).unwrap_or(true));
+        let now = Instant::now();
+        let ops = done(counters);
+        window.meter.ops.store(ops, Ordering::Relaxed);
+        if opts.stop.load(Ordering::Relaxed) || deadline.is_some_and(|d| now >= d) {
+            stop.store(true, Ordering::Relaxed);
+        }
+        let status_due = next_status.is_some_and(|t| now >= t);
+        if status_due || (all_done && status_every.is_some()) {
+            let mut snap = Snapshot::new();
+            for l in lives {
+                l.snapshot(&mut snap);
+            }
+            opts.events.note(&status_line(plan, t0, last_at, last_ops, ops, now, &snap, &last));
+            last = snap;
+            last_ops = ops;
+            last_at = now;
+            if let (Some(t), Some(d)) = (next_status.as_mut(), status_every) {
+                *t += d;
+            }
+        }
+        if all_done {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// YCSB's status line: `DATE TIME N sec: OPS operations; X current ops/sec;
+/// est completion in T [READ: …] …`.
+#[allow(clippy::too_many_arguments)]
+fn status_line(
+    plan: &YcsbPlan,
+    t0: Instant,
+    since: Instant,
+    ops_before: u64,
+    ops: u64,
+    now: Instant,
+    snap: &Snapshot,
+    last: &Snapshot,
+) -> String {
+    let elapsed_ms = now.duration_since(t0).as_millis() as u64;
+    let mut msg = format!("{}{} {} sec: {ops} operations; ", plan.label, crate::units::local_time_ms(), elapsed_ms / 1000);
+    if ops != 0 {
+        let cur = 1000.0 * (ops - ops_before) as f64 / now.duration_since(since).as_millis().max(1) as f64;
+        msg.push_str(&format!("{} current ops/sec; ", crate::units::java::decimal2(cur)));
+    }
+    let todo = plan.operationcount.saturating_sub(ops);
+    if todo != 0 {
+        let throughput = 1000.0 * ops as f64 / elapsed_ms.max(1) as f64;
+        let remaining = if throughput > 0.0 { (todo as f64 / throughput).ceil() as u64 } else { 0 };
+        msg.push_str(&format!("est completion in {}", remaining_text(remaining)));
+    }
+    let names: Vec<String> = Metric::ALL.iter().map(|m| m.name().to_string()).collect();
+    for name in ycsb_order(&names) {
+        let Some(&m) = Metric::ALL.iter().find(|m| m.name() == name) else { continue };
+        if let Some(s) = snap.interval_summary(last, m, m.name()) {
+            msg.push_str(&s);
+            msg.push(' ');
+        }
+    }
+    msg
+}
+
+/// YCSB's RemainingFormatter, its quirks included ("1 second", "12 seconds",
+/// minutes dropping the seconds, days dropping the minutes).
+fn remaining_text(mut s: u64) -> String {
+    let mut t = String::new();
+    let days = s / 86_400;
+    if days > 0 {
+        t.push_str(&format!("{days} {}", if days == 1 { "day " } else { "days " }));
+        s -= days * 86_400;
+    }
+    let hours = s / 3600;
+    if hours > 0 {
+        t.push_str(&format!("{hours} {}", if hours == 1 { "hour " } else { "hours " }));
+        s -= hours * 3600;
+    }
+    if days < 1 {
+        let minutes = s / 60;
+        if minutes > 0 {
+            t.push_str(&format!("{minutes} {}", if minutes == 1 { "minute " } else { "minutes " }));
+        }
+    }
+    if t.is_empty() {
+        let digits = s.to_string();
+        // YCSB tests the length of the text so far, which is the number's.
+        let unit = if digits.len() == 1 { " second " } else { " seconds " };
+        t = format!("{digits}{unit}");
+    }
+    t
+}
+
+#[allow(clippy::too_many_arguments)]
+fn result(
+    plan: &YcsbPlan,
+    opts: &RunOptions,
+    layout: &str,
+    started_unix: u64,
+    outcomes: Vec<client::Outcome>,
+    runtime: Duration,
+    group: crate::result::GroupResult,
+    dirs: Vec<PathBuf>,
+    partial: bool,
+    error: Option<String>,
+    store_counters: BTreeMap<String, u64>,
+) -> RunResult {
+    let mut ops: Vec<OpStats> = Vec::new();
+    let mut returns: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+    let mut timeseries: BTreeMap<String, Vec<(u64, u64, u64)>> = BTreeMap::new();
+    let unit_ms = match plan.measurement {
+        Measurement::Timeseries { granularity_ms } => granularity_ms,
+        Measurement::Hdr => 0,
+    };
+    let operations: u64 = outcomes.iter().map(|o| o.ops_done).sum();
+    let client_bytes_written: u64 = outcomes.iter().map(|o| o.rec.client_bytes_written).sum();
+    for m in Metric::ALL {
+        let i = m as usize;
+        for (prefix, intended) in [("", false), ("Intended-", true)] {
+            let name = format!("{prefix}{}", m.name());
+            let mut hist: Option<crate::measure::hist::LatencyHist> = None;
+            let mut units: Vec<(u64, u64)> = Vec::new();
+            for o in &outcomes {
+                let s = &o.rec.series[i];
+                let (h, u) = if intended { (&s.intended, &s.intended_units) } else { (&s.hist, &s.units) };
+                if let Some(h) = h {
+                    hist.get_or_insert_with(Default::default).merge(h);
+                }
+                if units.len() < u.len() {
+                    units.resize(u.len(), (0, 0));
+                }
+                for (acc, x) in units.iter_mut().zip(u) {
+                    acc.0 += x.0;
+                    acc.1 += x.1;
+                }
+            }
+            if !intended {
+                let mut counts = BTreeMap::new();
+                for st in Status::ALL {
+                    let n: u64 = outcomes.iter().map(|o| o.rec.returns[i][st as usize]).sum();
+                    if n > 0 {
+                        counts.insert(st.name().to_string(), n);
+                    }
+                }
+                if !counts.is_empty() {
+                    returns.insert(name.clone(), counts);
+                }
+            }
+            if let Some(h) = hist {
+                let mut s = OpStats::new(&name, class(m), false);
+                s.ops = h.count();
+                s.errors = if matches!(m, Metric::ReadFailed | Metric::UpdateFailed | Metric::InsertFailed | Metric::ScanFailed) {
+                    h.count()
+                } else {
+                    0
+                };
+                s.lat = h;
+                s.active_ns = Some(runtime.as_nanos() as u64);
+                ops.push(s);
+                if unit_ms > 0 {
+                    let series = units.iter().enumerate().filter(|(_, u)| u.0 > 0).map(|(k, u)| (k as u64 * unit_ms, u.0, u.1)).collect();
+                    timeseries.insert(name.clone(), series);
+                }
+            } else if returns.contains_key(&name) {
+                ops.push(OpStats::new(&name, class(m), false));
+            }
+        }
+    }
+    let names: Vec<String> = ops.iter().map(|o| o.name.clone()).collect();
+    let order = ycsb_order(&names);
+    let runtime_ms = runtime.as_millis() as u64;
+    let details =
+        YcsbDetails { settings: plan.clone(), runtime_ms, operations, returns, timeseries, order, client_bytes_written, store_counters };
+    let throughput = details.throughput();
+    let job = JobResult {
+        name: format!("ycsb-{}", plan.phase.name()),
+        group: 0,
+        threads: plan.threads,
+        engine: plan.store.name.clone(),
+        elapsed_ns: runtime.as_nanos() as u64,
+        ops,
+        timeline: Default::default(),
+        options: plan.properties.clone(),
+        resolved: serde_json::to_value(plan).unwrap_or_default(),
+        partial,
+        error,
+        headline: vec![Headline::new("throughput_ops_s", "ops/s", throughput)],
+        details: serde_json::to_value(&details).ok(),
+    };
+    crate::runner::envelope(opts, layout, started_unix, vec![job], vec![group], &dirs, Vec::new(), partial)
+}
+
+fn class(m: Metric) -> OpClass {
+    match m {
+        Metric::Read | Metric::ReadFailed | Metric::Scan | Metric::ScanFailed | Metric::ScanPerRecord => OpClass::DataRead,
+        Metric::Update | Metric::UpdateFailed | Metric::Insert | Metric::InsertFailed | Metric::ReadModifyWrite => OpClass::DataWrite,
+        Metric::Verify => OpClass::Idle,
+        Metric::Cleanup => OpClass::Sync,
+    }
+}
+
+/// The order YCSB prints its metrics in: the iteration order of Java's
+/// ConcurrentHashMap (bins by the spread String.hashCode, 16 bins growing
+/// at three quarters full), the plain metrics first, then the intended
+/// ones; a tie in one bin keeps `Metric::ALL`'s order.
+fn ycsb_order(names: &[String]) -> Vec<String> {
+    let java_hash = |s: &str| s.encode_utf16().fold(0u32, |h, c| h.wrapping_mul(31).wrapping_add(u32::from(c)));
+    let spread = |h: u32| (h ^ (h >> 16)) & 0x7fff_ffff;
+    let mut out = Vec::new();
+    for intended in [false, true] {
+        let group: Vec<&String> = names.iter().filter(|n| n.starts_with("Intended-") == intended).collect();
+        let mut bins = 16usize;
+        while group.len() > bins * 3 / 4 {
+            bins *= 2;
+        }
+        let mut keyed: Vec<(usize, usize, &String)> =
+            group.iter().enumerate().map(|(k, n)| ((spread(java_hash(n)) as usize) & (bins - 1), k, *n)).collect();
+        keyed.sort();
+        out.extend(keyed.into_iter().map(|(_, _, n)| n.clone()));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metrics_in_the_order_java_ycsb_printed_them() {
+        // Orders seen in Java YCSB's own output (workload F with
+        // dataintegrity, workload E, a load).
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            ycsb_order(&s(&["READ", "UPDATE", "READ-MODIFY-WRITE", "VERIFY", "CLEANUP"])),
+            s(&["READ", "READ-MODIFY-WRITE", "CLEANUP", "UPDATE", "VERIFY"])
+        );
+        assert_eq!(
+            ycsb_order(&s(&["INSERT", "SCAN", "CLEANUP", "SCAN-LATENCY-PER-RECORD"])),
+            s(&["CLEANUP", "SCAN-LATENCY-PER-RECORD", "INSERT", "SCAN"])
+        );
+        assert_eq!(
+            ycsb_order(&s(&["INSERT", "CLEANUP", "Intended-INSERT", "Intended-CLEANUP"])),
+            s(&["CLEANUP", "INSERT", "Intended-CLEANUP", "Intended-INSERT"])
+        );
+    }
+
+    #[test]
+    fn remaining_time_as_ycsb_words_it() {
+        assert_eq!(remaining_text(0), "0 second ");
+        assert_eq!(remaining_text(13), "13 seconds ");
+        assert_eq!(remaining_text(61), "1 minute ");
+        assert_eq!(remaining_text(3 * 3600 + 120), "3 hours 2 minutes ");
+        assert_eq!(remaining_text(86_400 + 3600 + 60), "1 day 1 hour ");
+    }
+
+    #[test]
+    fn interval_metrics_count() {
+        assert_eq!(measure::METRICS, Metric::ALL.len());
+    }
+}

@@ -1,0 +1,597 @@
+//! YCSB's command line and properties: `fsbench ycsb load|run [STORE]
+//! -P workloada -p key=value -threads N -target N -s -l LABEL`, read as
+//! YCSB 0.17's Client reads them (`-P` files in order, every `-p` over every
+//! file), then CoreWorkload's defaults and rules applied, so the plan the
+//! runner gets is explicit.
+//!
+//! Where fsbench is stricter than YCSB: a value that is not a number where
+//! one is expected, negative counts, proportions summing to nothing, an
+//! `insertstart + insertcount` beyond `recordcount` and unknown
+//! distributions are errors naming the property and where it was given
+//! (YCSB throws a Java exception or silently falls back). A property no
+//! part of YCSB's core knows is a warning naming it, as YCSB passes such
+//! properties to its bindings; one with the chosen store's prefix that the
+//! store does not know is an error.
+
+mod family;
+pub mod properties;
+#[cfg(test)]
+mod tests;
+pub mod workloads;
+
+pub use family::{Ycsb, LAYOUT};
+
+use crate::model::store::{self, StoreDesc};
+use crate::model::ycsb::*;
+use properties::{Origin, Property};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// CoreWorkload's and the Client's properties: what YCSB's core reads.
+const CORE_PROPERTIES: &[&str] = &[
+    "workload",
+    "db",
+    "table",
+    "recordcount",
+    "operationcount",
+    "fieldcount",
+    "fieldlength",
+    "minfieldlength",
+    "fieldlengthdistribution",
+    "fieldlengthhistogram",
+    "fieldnameprefix",
+    "readallfields",
+    "readallfieldsbyname",
+    "writeallfields",
+    "dataintegrity",
+    "readproportion",
+    "updateproportion",
+    "insertproportion",
+    "scanproportion",
+    "readmodifywriteproportion",
+    "requestdistribution",
+    "minscanlength",
+    "maxscanlength",
+    "scanlengthdistribution",
+    "insertorder",
+    "zeropadding",
+    "insertstart",
+    "insertcount",
+    "hotspotdatafraction",
+    "hotspotopnfraction",
+    "exponential.percentile",
+    "exponential.frac",
+    "core_workload_insertion_retry_limit",
+    "core_workload_insertion_retry_interval",
+    "maxexecutiontime",
+    "threadcount",
+    "target",
+    "status.interval",
+    "measurementtype",
+    "measurement.interval",
+    "measurement.trackjvm",
+    "measurement.raw.output_file",
+    "hdrhistogram.percentiles",
+    "hdrhistogram.fileoutput",
+    "timeseries.granularity",
+    "exporter",
+    "exportfile",
+    "dotransactions",
+    "histogram.buckets",
+    "reportlatencyforeacherror",
+    "latencytrackederrors",
+    "seed",
+];
+
+/// What was wrong: the property or flag, where it was given, and what was
+/// expected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct YcsbError(pub String);
+
+impl std::fmt::Display for YcsbError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ycsb: {}", self.0)
+    }
+}
+
+impl std::error::Error for YcsbError {}
+
+fn err<T>(m: impl Into<String>) -> Result<T, YcsbError> {
+    Err(YcsbError(m.into()))
+}
+
+/// The command line before its properties are applied.
+#[derive(Debug, Default)]
+struct Args {
+    phase: Option<Phase>,
+    store: Option<String>,
+    files: Vec<String>,
+    props: Vec<(String, String)>,
+    status: bool,
+}
+
+/// YCSB's DB classes fsbench has a store for (`-db CLASS`).
+const DB_CLASSES: &[(&str, &str)] =
+    &[("site.ycsb.db.rocksdb.RocksDBClient", "rocksdb"), ("site.ycsb.BasicDB", "null"), ("site.ycsb.db.JdbcDBClient", "sqlite")];
+
+fn read_args(raw: &[String]) -> Result<Args, YcsbError> {
+    let mut a = Args::default();
+    let mut i = 0;
+    let value = |i: &mut usize, flag: &str| -> Result<String, YcsbError> {
+        *i += 1;
+        raw.get(*i).cloned().ok_or_else(|| YcsbError(format!("{flag}: expected a value after it")))
+    };
+    let set_phase = |a: &mut Args, p: Phase, w: &str| -> Result<(), YcsbError> {
+        match a.phase {
+            Some(q) if q != p => err(format!("{w}: the phase is already {}", q.name())),
+            _ => {
+                a.phase = Some(p);
+                Ok(())
+            }
+        }
+    };
+    while i < raw.len() {
+        let w = raw[i].as_str();
+        match w {
+            "load" | "-load" => set_phase(&mut a, Phase::Load, w)?,
+            "run" | "-t" => set_phase(&mut a, Phase::Run, w)?,
+            "-P" => a.files.push(value(&mut i, "-P")?),
+            "-p" => {
+                let kv = value(&mut i, "-p")?;
+                let Some((k, v)) = kv.split_once('=') else {
+                    return err(format!("-p {kv}: expected key=value"));
+                };
+                a.props.push((k.trim().to_string(), v.to_string()));
+            }
+            "-threads" => {
+                let v = value(&mut i, "-threads")?;
+                a.props.push(("threadcount".into(), v));
+            }
+            "-target" => {
+                let v = value(&mut i, "-target")?;
+                a.props.push(("target".into(), v));
+            }
+            "-s" => a.status = true,
+            "-l" => {
+                let v = value(&mut i, "-l")?;
+                a.props.push(("label".into(), v));
+            }
+            "-db" | "--store" | "-store" => {
+                let v = value(&mut i, w)?;
+                let name = DB_CLASSES.iter().find(|(c, _)| *c == v).map(|(_, s)| s.to_string()).unwrap_or(v);
+                a.store = Some(name);
+            }
+            _ if w.starts_with("--store=") => a.store = Some(w["--store=".len()..].to_string()),
+            _ if w.starts_with('-') => {
+                return err(format!(
+                    "{w}: unknown flag (expected load|run, STORE, -P FILE, -p KEY=VALUE, -threads N, -target OPS, -s, -l LABEL, -db CLASS)"
+                ))
+            }
+            _ if a.store.is_none() && a.phase.is_some() => a.store = Some(w.to_string()),
+            _ => return err(format!("{w}: unexpected word (expected load or run first, then the store's name)")),
+        }
+        i += 1;
+    }
+    Ok(a)
+}
+
+/// Every property with where it came from: files in order, then `-p`
+/// (which YCSB applies over every file whatever the order).
+struct Props {
+    map: BTreeMap<String, Property>,
+    used: std::cell::RefCell<Vec<String>>,
+}
+
+impl Props {
+    fn new(list: Vec<Property>) -> Props {
+        let mut map = BTreeMap::new();
+        for p in list {
+            map.insert(p.key.clone(), p);
+        }
+        Props { map, used: Default::default() }
+    }
+
+    fn get(&self, key: &str) -> Option<&Property> {
+        self.used.borrow_mut().push(key.to_string());
+        self.map.get(key)
+    }
+
+    fn string(&self, key: &str, default: &str) -> String {
+        self.get(key).map(|p| p.value.clone()).unwrap_or_else(|| default.to_string())
+    }
+
+    fn bad<T>(&self, key: &str, expected: &str) -> Result<T, YcsbError> {
+        let p = &self.map[key];
+        err(format!("{}: {key}={}: expected {expected}", p.origin, p.value))
+    }
+
+    /// A whole number ≥ 0 (YCSB's longs and ints).
+    fn count(&self, key: &str, default: u64) -> Result<u64, YcsbError> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(p) => match p.value.trim().parse::<i64>() {
+                Ok(n) if n >= 0 => Ok(n as u64),
+                Ok(_) => self.bad(key, "a count of zero or more"),
+                Err(_) => self.bad(key, "a whole number"),
+            },
+        }
+    }
+
+    fn number(&self, key: &str, default: f64) -> Result<f64, YcsbError> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(p) => match p.value.trim().parse::<f64>() {
+                Ok(v) if v.is_finite() => Ok(v),
+                _ => self.bad(key, "a number"),
+            },
+        }
+    }
+
+    fn fraction(&self, key: &str, default: f64) -> Result<f64, YcsbError> {
+        let v = self.number(key, default)?;
+        if !(0.0..=1.0).contains(&v) {
+            return self.bad(key, "a fraction from 0 to 1");
+        }
+        Ok(v)
+    }
+
+    fn proportion(&self, key: &str, default: f64) -> Result<f64, YcsbError> {
+        let v = self.number(key, default)?;
+        if v < 0.0 {
+            return self.bad(key, "a proportion of zero or more");
+        }
+        Ok(v)
+    }
+
+    /// Java's Boolean.parseBoolean: "true" in any case is true, anything
+    /// else false; fsbench refuses what is neither true nor false.
+    fn boolean(&self, key: &str, default: bool) -> Result<bool, YcsbError> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(p) => match p.value.trim().to_ascii_lowercase().as_str() {
+                "true" => Ok(true),
+                "false" => Ok(false),
+                _ => self.bad(key, "true or false"),
+            },
+        }
+    }
+
+    fn origin(&self, key: &str) -> Option<&Origin> {
+        self.map.get(key).map(|p| &p.origin)
+    }
+}
+
+/// A parsed command line: the plan and the warnings to print.
+#[derive(Debug, Clone)]
+pub struct Parsed {
+    pub plan: YcsbPlan,
+    pub warnings: Vec<String>,
+}
+
+/// Read a command line. `default_dir` is where a store keeps its files
+/// when no `<store>.dir` is given (an experiment's target); none means the
+/// property is required.
+pub fn parse(raw: &[String], default_dir: Option<&std::path::Path>) -> Result<Parsed, YcsbError> {
+    let args = read_args(raw)?;
+    let Some(phase) = args.phase else {
+        return err("expected the phase first: load (YCSB's -load) or run (YCSB's -t)");
+    };
+    let mut list = Vec::new();
+    for f in &args.files {
+        let path = std::path::Path::new(f);
+        let props = if !path.exists() {
+            match workloads::builtin(f) {
+                Some(text) => properties::parse(text, f).map_err(YcsbError)?,
+                None => {
+                    let names: Vec<&str> = workloads::CORE.iter().map(|(n, _, _)| *n).collect();
+                    return err(format!("-P {f}: no such file, and not a built-in workload ({})", names.join(", ")));
+                }
+            }
+        } else {
+            properties::read(path).map_err(YcsbError)?
+        };
+        list.extend(props);
+    }
+    list.extend(args.props.iter().map(|(k, v)| Property { key: k.clone(), value: v.clone(), origin: Origin::Flag }));
+    let props = Props::new(list);
+    resolve(phase, args.store.as_deref(), args.status, &props, default_dir)
+}
+
+fn store_of(name: Option<&str>, props: &Props) -> Result<&'static StoreDesc, YcsbError> {
+    let name = match name {
+        Some(n) => n.to_string(),
+        None => match props.get("db") {
+            Some(p) => DB_CLASSES.iter().find(|(c, _)| *c == p.value).map(|(_, s)| s.to_string()).unwrap_or_else(|| p.value.clone()),
+            None => "null".into(),
+        },
+    };
+    store::find(&name).ok_or_else(|| {
+        let names: Vec<&str> = store::STORES.iter().map(|s| s.name).collect();
+        YcsbError(format!("store {name:?}: unknown (expected one of {})", names.join(", ")))
+    })
+}
+
+fn resolve(
+    phase: Phase,
+    store_name: Option<&str>,
+    status: bool,
+    p: &Props,
+    default_dir: Option<&std::path::Path>,
+) -> Result<Parsed, YcsbError> {
+    let mut warnings = Vec::new();
+    if let Some(w) = p.get("workload") {
+        if w.value != "site.ycsb.workloads.CoreWorkload" {
+            return err(format!("{}: workload={}: fsbench runs YCSB's CoreWorkload (site.ycsb.workloads.CoreWorkload)", w.origin, w.value));
+        }
+    }
+    let desc = store_of(store_name, p)?;
+    let recordcount = p.count("recordcount", 0)?;
+    let insertstart = p.count("insertstart", 0)?;
+    if recordcount == 0 {
+        return err("recordcount: expected a positive number of records (YCSB's workload files set it; none was given)");
+    }
+    if insertstart > recordcount {
+        return err(format!("insertstart={insertstart}: beyond recordcount={recordcount}"));
+    }
+    let insertcount = p.count("insertcount", recordcount - insertstart)?;
+    if insertstart + insertcount > recordcount {
+        return err(format!(
+            "{}: insertstart+insertcount = {} is beyond recordcount={recordcount}",
+            p.origin("insertcount").map(|o| o.to_string()).unwrap_or_default(),
+            insertstart + insertcount
+        ));
+    }
+    // The Client's operation count: the inserts in the load phase.
+    let operationcount = match phase {
+        Phase::Load => {
+            if p.get("insertcount").is_some() {
+                insertcount
+            } else {
+                recordcount
+            }
+        }
+        Phase::Run => p.count("operationcount", 0)?,
+    };
+    let maxexecutiontime_s = p.count("maxexecutiontime", 0)?;
+    if phase == Phase::Run && operationcount == 0 && maxexecutiontime_s == 0 {
+        return err("operationcount: expected a positive number of operations (or a maxexecutiontime)");
+    }
+    let fieldcount = p.count("fieldcount", 10)?;
+    if fieldcount == 0 || fieldcount > u32::MAX as u64 {
+        return p.bad("fieldcount", "at least one field");
+    }
+    let fieldlength = field_length(p)?;
+    let proportions = Proportions {
+        read: p.proportion("readproportion", 0.95)?,
+        update: p.proportion("updateproportion", 0.05)?,
+        insert: p.proportion("insertproportion", 0.0)?,
+        scan: p.proportion("scanproportion", 0.0)?,
+        read_modify_write: p.proportion("readmodifywriteproportion", 0.0)?,
+    };
+    let sum = proportions.read + proportions.update + proportions.insert + proportions.scan + proportions.read_modify_write;
+    if phase == Phase::Run && sum <= 0.0 {
+        return err("readproportion, updateproportion, insertproportion, scanproportion, readmodifywriteproportion: they sum to 0; expected a positive sum");
+    }
+    let requestdistribution = match p.string("requestdistribution", "uniform").as_str() {
+        "uniform" => KeyDist::Uniform,
+        "zipfian" => KeyDist::Zipfian,
+        "latest" => KeyDist::Latest,
+        "sequential" => KeyDist::Sequential,
+        "hotspot" => {
+            KeyDist::Hotspot { data_fraction: p.fraction("hotspotdatafraction", 0.2)?, op_fraction: p.fraction("hotspotopnfraction", 0.8)? }
+        }
+        "exponential" => KeyDist::Exponential {
+            percentile: p.number("exponential.percentile", 95.0)?,
+            frac: p.number("exponential.frac", 0.8571428571)?,
+        },
+        _ => return p.bad("requestdistribution", "uniform, zipfian, latest, hotspot, exponential or sequential"),
+    };
+    if let KeyDist::Exponential { percentile, frac } = requestdistribution {
+        if !(percentile > 0.0 && percentile < 100.0) {
+            return p.bad("exponential.percentile", "a percentile between 0 and 100");
+        }
+        if frac <= 0.0 {
+            return p.bad("exponential.frac", "a positive fraction of the keyspace");
+        }
+    }
+    let minscanlength = p.count("minscanlength", 1)?;
+    let maxscanlength = p.count("maxscanlength", 1000)?;
+    if minscanlength == 0 || minscanlength > maxscanlength {
+        return err(format!("minscanlength={minscanlength}, maxscanlength={maxscanlength}: expected 1 ≤ minscanlength ≤ maxscanlength"));
+    }
+    let scanlengthdistribution = match p.string("scanlengthdistribution", "uniform").as_str() {
+        "uniform" => ScanLength::Uniform,
+        "zipfian" => ScanLength::Zipfian,
+        _ => return p.bad("scanlengthdistribution", "uniform or zipfian"),
+    };
+    // YCSB: "hashed" hashes, anything else is ordered.
+    let hashed_inserts = p.string("insertorder", "hashed") == "hashed";
+    let zeropadding = p.count("zeropadding", 1)?;
+    if zeropadding == 0 || zeropadding > 20 {
+        return p.bad("zeropadding", "1 to 20 digits");
+    }
+    let threads = p.count("threadcount", 1)?;
+    if threads == 0 || threads > 4096 {
+        return p.bad("threadcount", "1 to 4096 threads (-threads)");
+    }
+    let target_ops = p.number("target", 0.0)?;
+    if target_ops < 0.0 {
+        return p.bad("target", "operations per second, 0 for as fast as possible (-target)");
+    }
+    let status_interval_s = if status {
+        let s = p.count("status.interval", 10)?;
+        if s == 0 {
+            return p.bad("status.interval", "a positive number of seconds");
+        }
+        Some(s)
+    } else {
+        None
+    };
+    let measurement = match p.string("measurementtype", "hdrhistogram").as_str() {
+        "hdrhistogram" => Measurement::Hdr,
+        "timeseries" => {
+            let g = p.count("timeseries.granularity", 1000)?;
+            if g == 0 {
+                return p.bad("timeseries.granularity", "a positive number of milliseconds");
+            }
+            Measurement::Timeseries { granularity_ms: g }
+        }
+        _ => return p.bad("measurementtype", "hdrhistogram or timeseries (fsbench does not do histogram, raw or hdrhistogram+histogram)"),
+    };
+    let interval = match p.string("measurement.interval", "op").as_str() {
+        "op" => Interval::Op,
+        "intended" => Interval::Intended,
+        "both" => Interval::Both,
+        _ => return p.bad("measurement.interval", "op, intended or both"),
+    };
+    let percentiles = match p.get("hdrhistogram.percentiles") {
+        None => vec![50.0, 95.0, 99.0],
+        Some(_) => {
+            let v = p.string("hdrhistogram.percentiles", "");
+            let list: Result<Vec<f64>, _> = v.split(',').map(|x| x.trim().parse::<f64>()).collect();
+            match list {
+                Ok(l) if !l.is_empty() && l.iter().all(|x| (0.0..=100.0).contains(x)) => l,
+                _ => return p.bad("hdrhistogram.percentiles", "a comma list of percentiles from 0 to 100"),
+            }
+        }
+    };
+    let exporter = match p.string("exporter", "site.ycsb.measurements.exporter.TextMeasurementsExporter").as_str() {
+        "site.ycsb.measurements.exporter.TextMeasurementsExporter" | "text" => Exporter::Text,
+        "site.ycsb.measurements.exporter.JSONMeasurementsExporter" | "json" => Exporter::Json,
+        "site.ycsb.measurements.exporter.JSONArrayMeasurementsExporter" | "jsonarray" => Exporter::JsonArray,
+        _ => {
+            return p.bad(
+                "exporter",
+                "site.ycsb.measurements.exporter.TextMeasurementsExporter, JSONMeasurementsExporter or JSONArrayMeasurementsExporter",
+            )
+        }
+    };
+    let seed = p.count("seed", 0x5943_5342)?;
+
+    // Properties: the chosen store's must be known to it; others are
+    // passed over with a warning, as YCSB hands them to a binding that
+    // may ignore them.
+    let mut store_props = BTreeMap::new();
+    for (k, prop) in &p.map {
+        if let Some(rest) = k.strip_prefix(desc.prefix) {
+            if !desc.knows(rest) {
+                let known: Vec<String> = desc.properties.iter().map(|(n, _)| format!("{}{n}", desc.prefix)).collect();
+                return err(format!(
+                    "{}: {k}: not a property of the {} store (it knows {})",
+                    prop.origin,
+                    desc.name,
+                    if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                ));
+            }
+            store_props.insert(rest.to_string(), prop.value.clone());
+        } else if let Some(other) = store::STORES.iter().find(|s| k.starts_with(s.prefix)) {
+            warnings.push(format!("{}: {k}: a property of the {} store, not used by {}", prop.origin, other.name, desc.name));
+        } else if !CORE_PROPERTIES.contains(&k.as_str()) && k != "label" {
+            warnings.push(format!("{}: {k}: not a YCSB core property; no store reads it (ignored)", prop.origin));
+        }
+    }
+    let dir =
+        store_props.remove("dir").map(PathBuf::from).or_else(|| if desc.needs_dir { default_dir.map(|d| d.to_path_buf()) } else { None });
+    if desc.needs_dir && dir.is_none() {
+        return err(format!("the {} store needs -p {}dir=DIRECTORY", desc.name, desc.prefix));
+    }
+    for ignored in
+        ["readallfieldsbyname", "hdrhistogram.fileoutput", "measurement.trackjvm", "reportlatencyforeacherror", "latencytrackederrors"]
+    {
+        if let Some(o) = p.origin(ignored) {
+            warnings.push(format!("{o}: {ignored}: accepted but not acted on by fsbench"));
+        }
+    }
+    let plan = YcsbPlan {
+        phase,
+        store: StoreSpec { name: desc.name.to_string(), dir, props: store_props },
+        table: p.string("table", "usertable"),
+        recordcount,
+        operationcount,
+        fieldcount: fieldcount as u32,
+        fieldnameprefix: p.string("fieldnameprefix", "field"),
+        fieldlength,
+        readallfields: p.boolean("readallfields", true)?,
+        writeallfields: p.boolean("writeallfields", false)?,
+        dataintegrity: p.boolean("dataintegrity", false)?,
+        proportions,
+        requestdistribution,
+        minscanlength,
+        maxscanlength,
+        scanlengthdistribution,
+        hashed_inserts,
+        insertstart,
+        insertcount,
+        zeropadding: zeropadding as u32,
+        insertion_retry_limit: p.count("core_workload_insertion_retry_limit", 0)?.min(u32::MAX as u64) as u32,
+        insertion_retry_interval_s: p.count("core_workload_insertion_retry_interval", 3)?,
+        maxexecutiontime_s,
+        threads: threads as u32,
+        target_ops,
+        status_interval_s,
+        label: p.string("label", ""),
+        measurement,
+        interval,
+        percentiles,
+        exporter,
+        exportfile: p.get("exportfile").map(|x| PathBuf::from(&x.value)),
+        seed,
+        properties: p.map.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect(),
+    };
+    if plan.dataintegrity && !matches!(plan.fieldlength, FieldLength::Constant(_)) {
+        return err("dataintegrity=true: needs fieldlengthdistribution=constant (as YCSB requires)");
+    }
+    Ok(Parsed { plan, warnings })
+}
+
+fn field_length(p: &Props) -> Result<FieldLength, YcsbError> {
+    let len = p.count("fieldlength", 100)?;
+    let min = p.count("minfieldlength", 1)?;
+    match p.string("fieldlengthdistribution", "constant").as_str() {
+        "constant" => Ok(FieldLength::Constant(len)),
+        "uniform" | "zipfian" if min > len => err(format!("minfieldlength={min}: above fieldlength={len}")),
+        "uniform" => Ok(FieldLength::Uniform { min, max: len }),
+        "zipfian" => Ok(FieldLength::Zipfian { min, max: len }),
+        "histogram" => {
+            let file = p.string("fieldlengthhistogram", "hist.txt");
+            histogram(&file)
+        }
+        _ => p.bad("fieldlengthdistribution", "constant, uniform, zipfian or histogram"),
+    }
+}
+
+/// YCSB's histogram file: a `BlockSize<TAB>n` line, then `bucket<TAB>count`.
+fn histogram(file: &str) -> Result<FieldLength, YcsbError> {
+    let path = std::path::Path::new(file);
+    let text = crate::input::read_text(path, "histogram file").map_err(|e| YcsbError(format!("fieldlengthhistogram={file}: {e}")))?;
+    let mut block_size = None;
+    let mut counts: Vec<u64> = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let at = format!("{file}:{}:1", n + 1);
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let mut parts = line.split('\t');
+        let (Some(a), Some(b)) = (parts.next(), parts.next()) else {
+            return err(format!("{at}: expected two tab-separated fields"));
+        };
+        if a == "BlockSize" {
+            block_size = Some(b.trim().parse::<u64>().map_err(|_| YcsbError(format!("{at}: BlockSize {b}: expected a whole number")))?);
+            continue;
+        }
+        let bucket: usize = a.trim().parse().map_err(|_| YcsbError(format!("{at}: bucket {a}: expected a whole number")))?;
+        let count: u64 = b.trim().parse().map_err(|_| YcsbError(format!("{at}: count {b}: expected a whole number")))?;
+        if bucket >= counts.len() {
+            counts.resize(bucket + 1, 0);
+        }
+        counts[bucket] = count;
+    }
+    let Some(block_size) = block_size.filter(|b| *b > 0) else {
+        return err(format!("{file}: expected a 'BlockSize<TAB>n' line with n > 0"));
+    };
+    if counts.iter().sum::<u64>() == 0 {
+        return err(format!("{file}: expected at least one bucket with a count"));
+    }
+    Ok(FieldLength::Histogram { block_size, counts })
+}

@@ -1,0 +1,96 @@
+use super::*;
+
+fn args(s: &str) -> Vec<String> {
+    s.split_whitespace().map(str::to_string).collect()
+}
+
+fn plan(s: &str) -> YcsbPlan {
+    parse(&args(s), None).unwrap_or_else(|e| panic!("{s}: {e}")).plan
+}
+
+fn error(s: &str) -> String {
+    parse(&args(s), None).unwrap_err().to_string()
+}
+
+#[test]
+fn builtin_workloads_and_core_defaults() {
+    let p = plan("run null -P workloada");
+    assert_eq!((p.phase, p.recordcount, p.operationcount, p.fieldcount), (Phase::Run, 1000, 1000, 10));
+    assert_eq!(p.requestdistribution, KeyDist::Zipfian);
+    assert_eq!((p.proportions.read, p.proportions.update), (0.5, 0.5));
+    assert_eq!(p.fieldlength, FieldLength::Constant(100));
+    assert!(p.readallfields && !p.writeallfields && p.hashed_inserts);
+    assert_eq!((p.table.as_str(), p.zeropadding, p.threads), ("usertable", 1, 1));
+    assert_eq!(p.percentiles, vec![50.0, 95.0, 99.0]);
+    let e = plan("run null -P workloads/workloade");
+    assert_eq!((e.proportions.scan, e.proportions.insert, e.maxscanlength), (0.95, 0.05, 100));
+    assert_eq!(plan("run null -P workloadd").requestdistribution, KeyDist::Latest);
+    assert_eq!(plan("run null -P workloadf").proportions.read_modify_write, 0.5);
+}
+
+#[test]
+fn flags_over_files_whatever_the_order() {
+    let p = plan("run -p recordcount=77 null -P workloadc -threads 3 -target 500 -s -p status.interval=2");
+    assert_eq!((p.recordcount, p.threads, p.target_ops, p.status_interval_s), (77, 3, 500.0, Some(2)));
+    // YCSB's spellings.
+    let p = plan("-load -db site.ycsb.db.rocksdb.RocksDBClient -P workloada -p rocksdb.dir=/tmp/x -p rocksdb.sync=true");
+    assert_eq!((p.phase, p.store.name.as_str()), (Phase::Load, "rocksdb"));
+    assert_eq!(p.store.dir, Some(PathBuf::from("/tmp/x")));
+    assert_eq!(p.store.props.get("sync").map(String::as_str), Some("true"));
+    assert_eq!(p.operationcount, 1000, "load inserts recordcount records");
+}
+
+#[test]
+fn load_splits_by_insertstart_and_insertcount() {
+    let p = plan("load null -P workloada -p recordcount=100 -p insertstart=40 -p insertcount=60");
+    assert_eq!((p.insertstart, p.insertcount, p.operationcount), (40, 60, 60));
+    assert!(error("load null -P workloada -p recordcount=100 -p insertstart=50 -p insertcount=60").contains("beyond recordcount=100"));
+}
+
+#[test]
+fn property_files_with_locations() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("w");
+    std::fs::write(&f, "recordcount=10\n# c\nreadproportion = lots\noperationcount=5\n").unwrap();
+    let e = error(&format!("run null -P {}", f.display()));
+    assert!(e.contains(&format!("{}:3:18: readproportion=lots: expected a number", f.display())), "{e}");
+}
+
+#[test]
+fn bad_input_names_the_property() {
+    assert!(error("run null -P workloada -p readproportion=0 -p updateproportion=0").contains("sum to 0"));
+    assert!(error("run null -P workloada -p recordcount=-5").contains("-p: recordcount=-5: expected a count of zero or more"));
+    assert!(error("run null -P workloada -p requestdistribution=pareto").contains("requestdistribution=pareto: expected uniform, zipfian"));
+    assert!(error("run mongodb -P workloada").contains("store \"mongodb\": unknown"));
+    assert!(error("run rocksdb -P workloada").contains("needs -p rocksdb.dir=DIRECTORY"));
+    assert!(error("run rocksdb -P workloada -p rocksdb.dir=/x -p rocksdb.turbo=1")
+        .contains("rocksdb.turbo: not a property of the rocksdb store"));
+    assert!(error("run null -P nosuchfile").contains("no such file, and not a built-in workload"));
+    assert!(error("-P workloada").contains("expected the phase first"));
+    assert!(error("run null -P workloada -x").contains("-x: unknown flag"));
+    assert!(error("run null -P workloada -p scanlengthdistribution=normal").contains("expected uniform or zipfian"));
+    assert!(error("run null -P workloada -p workload=site.ycsb.workloads.TimeSeriesWorkload").contains("CoreWorkload"));
+    assert!(error("run null -P workloada -threads 0").contains("threadcount"));
+}
+
+#[test]
+fn unknown_properties_are_warnings() {
+    let w = parse(&args("run null -P workloada -p mongodb.url=x -p rocksdb.dir=/y -p frobnicate=1"), None).unwrap().warnings;
+    assert!(w.iter().any(|x| x.contains("frobnicate: not a YCSB core property")), "{w:?}");
+    assert!(w.iter().any(|x| x.contains("rocksdb.dir: a property of the rocksdb store, not used by null")), "{w:?}");
+    assert!(w.iter().any(|x| x.contains("mongodb.url: not a YCSB core property")), "{w:?}");
+}
+
+#[test]
+fn builtin_workloads_match_ycsbs_files_when_the_peer_is_built() {
+    let dir = std::path::Path::new("/var/tmp/fsbench-peers/ycsb/workloads");
+    if !dir.is_dir() {
+        eprintln!("skipped: Java YCSB is not built here ({} missing; scripts/setup.sh builds it)", dir.display());
+        return;
+    }
+    for (name, _, text) in workloads::CORE {
+        let ours: BTreeMap<String, String> = properties::parse(text, name).unwrap().into_iter().map(|p| (p.key, p.value)).collect();
+        let theirs: BTreeMap<String, String> = properties::read(&dir.join(name)).unwrap().into_iter().map(|p| (p.key, p.value)).collect();
+        assert_eq!(ours, theirs, "{name}");
+    }
+}

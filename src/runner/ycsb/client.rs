@@ -1,0 +1,336 @@
+//! One YCSB client thread: YCSB's ClientThread loop (throttled to its share
+//! of `-target`, each operation's intended start time kept) around
+//! CoreWorkload's operations, each measured as YCSB's DBWrapper measures
+//! them. The store's session, the record buffers and the key buffer are
+//! made once per thread; an operation allocates nothing.
+
+use super::gen::{integrity_value, key_name, AcknowledgedCounter, FieldLengthGen, InsertKeys, KeyChooser, Op, OpChooser, ScanLengthGen};
+use super::measure::{Metric, Recorder};
+use crate::kvstore::{Fields, Record, Rows, Session, Status, Store};
+use crate::model::ycsb::{Phase, YcsbPlan};
+use crate::runner::rng::Rng;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What every thread shares.
+pub struct Shared<'a> {
+    pub plan: &'a YcsbPlan,
+    pub store: &'a dyn Store,
+    pub stop: &'a AtomicBool,
+    pub insert_keys: InsertKeys,
+    pub acked: Arc<AcknowledgedCounter>,
+    pub sequential: Arc<AtomicU64>,
+    pub field_names: Vec<String>,
+    pub t0: Instant,
+}
+
+/// One thread's part.
+pub struct Part {
+    pub index: u32,
+    /// Operations to do; 0 = until stopped.
+    pub ops: u64,
+    /// Nanoseconds between operations under `-target`.
+    pub tick_ns: Option<u64>,
+    /// Operations done, for the status thread and the progress meter.
+    pub done: Arc<AtomicU64>,
+}
+
+/// What a thread ended with.
+pub struct Outcome {
+    pub rec: Recorder,
+    pub ops_done: u64,
+    /// The first error that stopped the thread or that a store returned.
+    pub error: Option<String>,
+}
+
+struct Thread<'a, 's> {
+    sh: &'a Shared<'a>,
+    session: Box<dyn Session + 's>,
+    rec: Recorder,
+    rng: Rng,
+    ops: OpChooser,
+    keys: KeyChooser,
+    field_len: FieldLengthGen,
+    scan_len: ScanLengthGen,
+    key: Vec<u8>,
+    values: Record,
+    out: Record,
+    rows: Rows,
+    one_field: [u32; 1],
+    /// A field's expected value when checking integrity.
+    want: Vec<u8>,
+    first_error: Option<String>,
+}
+
+pub fn run(sh: &Shared, part: Part, rec: Recorder) -> Outcome {
+    let plan = sh.plan;
+    let gens = (|| -> Result<_, String> {
+        Ok((
+            OpChooser::new(&plan.proportions)?,
+            KeyChooser::new(plan, sh.acked.clone(), sh.sequential.clone())?,
+            FieldLengthGen::new(&plan.fieldlength)?,
+            ScanLengthGen::new(plan.scanlengthdistribution, plan.minscanlength, plan.maxscanlength)?,
+        ))
+    })();
+    let (ops, keys, field_len, scan_len) = match gens {
+        Ok(g) => g,
+        Err(e) => return Outcome { rec, ops_done: 0, error: Some(e) },
+    };
+    let session = match sh.store.session() {
+        Ok(s) => s,
+        Err(e) => return Outcome { rec, ops_done: 0, error: Some(format!("thread {}: cannot open a session: {e}", part.index)) },
+    };
+    let mut t = Thread {
+        sh,
+        session,
+        rec,
+        rng: Rng::new(plan.seed ^ (u64::from(part.index) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+        ops,
+        keys,
+        field_len,
+        scan_len,
+        key: Vec::with_capacity(32),
+        values: Record::default(),
+        out: Record::default(),
+        rows: Rows::default(),
+        one_field: [0],
+        want: Vec::new(),
+        first_error: None,
+    };
+    let start = Instant::now();
+    let mut done = 0u64;
+    // YCSB spreads the threads' first operations over one tick.
+    if let Some(tick) = part.tick_ns {
+        let wait = t.rng.below(tick.max(1));
+        sleep_until(start + Duration::from_nanos(wait), sh.stop);
+    }
+    let mut stopped_by_error = None;
+    while (part.ops == 0 || done < part.ops) && !sh.stop.load(Ordering::Relaxed) {
+        let intended = match part.tick_ns {
+            Some(tick) => {
+                let at = start + Duration::from_nanos(done.saturating_mul(tick));
+                sleep_until(at, sh.stop);
+                at
+            }
+            None => Instant::now(),
+        };
+        let ok = match plan.phase {
+            Phase::Load => t.load_one(intended),
+            Phase::Run => {
+                t.run_one(intended);
+                true
+            }
+        };
+        if !ok {
+            stopped_by_error = t.first_error.clone();
+            break;
+        }
+        done += 1;
+        part.done.store(done, Ordering::Relaxed);
+    }
+    let (i, s) = (Instant::now(), Instant::now());
+    let cleaned = t.session.cleanup();
+    t.rec.measure(Metric::Cleanup, i, s, Instant::now());
+    if let Err(e) = cleaned {
+        t.first_error.get_or_insert(format!("cleanup: {e}"));
+    }
+    Outcome { rec: t.rec, ops_done: done, error: stopped_by_error.or(t.first_error) }
+}
+
+fn sleep_until(at: Instant, stop: &AtomicBool) {
+    loop {
+        let now = Instant::now();
+        if now >= at || stop.load(Ordering::Relaxed) {
+            return;
+        }
+        // Wake at least every 100 ms to notice a stop.
+        std::thread::sleep((at - now).min(Duration::from_millis(100)));
+    }
+}
+
+impl Thread<'_, '_> {
+    fn note_error(&mut self, what: &str) {
+        if self.first_error.is_none() {
+            let why = self.session.last_error().unwrap_or_else(|| "the store answered ERROR".into());
+            self.first_error = Some(format!("{what} {}: {why}", String::from_utf8_lossy(&self.key)));
+        }
+    }
+
+    /// One store call, measured as YCSB's DBWrapper does.
+    #[inline]
+    fn timed(&mut self, m: Metric, intended: Instant, call: impl FnOnce(&mut Self) -> Status) -> Status {
+        let start = Instant::now();
+        let st = call(self);
+        let end = Instant::now();
+        self.rec.measure(m.outcome(st), intended, start, end);
+        self.rec.status(m, st);
+        if st == Status::Error {
+            self.note_error(m.name());
+        }
+        st
+    }
+
+    /// All fields (an insert, or `writeallfields`), or one random field.
+    fn build_values(&mut self, all: bool) {
+        self.values.clear();
+        let n = self.sh.plan.fieldcount;
+        if all {
+            for f in 0..n {
+                self.push_value(f);
+            }
+        } else {
+            let f = self.rng.below(u64::from(n)) as u32;
+            self.push_value(f);
+        }
+    }
+
+    fn push_value(&mut self, f: u32) {
+        let len = self.field_len.next(&mut self.rng) as usize;
+        let buf = self.values.push_with(f, len);
+        if self.sh.plan.dataintegrity {
+            integrity_value(&self.key, &self.sh.field_names[f as usize], buf);
+        } else {
+            random_printable(&mut self.rng, buf);
+        }
+    }
+
+    fn written(&mut self) {
+        let bytes: usize = self.key.len() + self.values.iter().map(|(_, v)| v.len()).sum::<usize>();
+        self.rec.client_bytes_written += bytes as u64;
+    }
+
+    fn read_fields(&mut self) -> bool {
+        if self.sh.plan.readallfields {
+            return true;
+        }
+        self.one_field[0] = self.rng.below(u64::from(self.sh.plan.fieldcount)) as u32;
+        false
+    }
+
+    /// The load phase's insert (CoreWorkload.doInsert, with its retries).
+    fn load_one(&mut self, intended: Instant) -> bool {
+        let Some(keynum) = self.sh.insert_keys.next() else { return false };
+        let plan = self.sh.plan;
+        key_name(keynum, plan.hashed_inserts, plan.zeropadding, &mut self.key);
+        self.build_values(true);
+        let mut retries = 0;
+        loop {
+            let st = self.timed(Metric::Insert, intended, |t| t.session.insert(&t.key, &t.values));
+            if st.is_ok() {
+                self.written();
+                return true;
+            }
+            retries += 1;
+            if retries > plan.insertion_retry_limit || self.sh.stop.load(Ordering::Relaxed) {
+                self.note_error("INSERT");
+                return false;
+            }
+            // YCSB waits the interval ±20% before trying again.
+            let ms =
+                1000.0 * plan.insertion_retry_interval_s as f64 * (0.8 + 0.4 * (self.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64);
+            sleep_until(Instant::now() + Duration::from_millis(ms as u64), self.sh.stop);
+        }
+    }
+
+    fn run_one(&mut self, intended: Instant) {
+        let plan = self.sh.plan;
+        match self.ops.next(&mut self.rng) {
+            Op::Read => {
+                let keynum = self.keys.next(&mut self.rng);
+                key_name(keynum, plan.hashed_inserts, plan.zeropadding, &mut self.key);
+                let all = self.read_fields();
+                self.timed(Metric::Read, intended, |t| {
+                    let f = if all { Fields::All } else { Fields::Some(&t.one_field) };
+                    t.session.read(&t.key, f, &mut t.out)
+                });
+                if plan.dataintegrity {
+                    self.verify();
+                }
+            }
+            Op::Update => {
+                let keynum = self.keys.next(&mut self.rng);
+                key_name(keynum, plan.hashed_inserts, plan.zeropadding, &mut self.key);
+                self.build_values(plan.writeallfields);
+                if self.timed(Metric::Update, intended, |t| t.session.update(&t.key, &t.values)).is_ok() {
+                    self.written();
+                }
+            }
+            Op::Insert => {
+                let keynum = self.sh.acked.next();
+                key_name(keynum, plan.hashed_inserts, plan.zeropadding, &mut self.key);
+                self.build_values(true);
+                if self.timed(Metric::Insert, intended, |t| t.session.insert(&t.key, &t.values)).is_ok() {
+                    self.written();
+                }
+                if let Err(e) = self.sh.acked.acknowledge(keynum) {
+                    self.first_error.get_or_insert(e.to_string());
+                }
+            }
+            Op::Scan => {
+                let keynum = self.keys.next(&mut self.rng);
+                key_name(keynum, plan.hashed_inserts, plan.zeropadding, &mut self.key);
+                let len = self.scan_len.next(&mut self.rng) as usize;
+                let all = self.read_fields();
+                let start = Instant::now();
+                self.timed(Metric::Scan, intended, |t| {
+                    let f = if all { Fields::All } else { Fields::Some(&t.one_field) };
+                    t.session.scan(&t.key, len, f, &mut t.rows)
+                });
+                let ns = start.elapsed().as_nanos() as u64;
+                // YCSB divides by the rows returned (and fails on none).
+                if !self.rows.is_empty() {
+                    self.rec.measure_ns(Metric::ScanPerRecord, ns / self.rows.len() as u64);
+                }
+            }
+            Op::ReadModifyWrite => {
+                let keynum = self.keys.next(&mut self.rng);
+                key_name(keynum, plan.hashed_inserts, plan.zeropadding, &mut self.key);
+                let all = self.read_fields();
+                self.build_values(plan.writeallfields);
+                let start = Instant::now();
+                self.timed(Metric::Read, intended, |t| {
+                    let f = if all { Fields::All } else { Fields::Some(&t.one_field) };
+                    t.session.read(&t.key, f, &mut t.out)
+                });
+                if self.timed(Metric::Update, intended, |t| t.session.update(&t.key, &t.values)).is_ok() {
+                    self.written();
+                }
+                let end = Instant::now();
+                if plan.dataintegrity {
+                    self.verify();
+                }
+                self.rec.measure(Metric::ReadModifyWrite, intended, start, end);
+            }
+        }
+    }
+
+    /// CoreWorkload.verifyRow: every field read must be the value derived
+    /// from its key and name; nothing read is an error.
+    fn verify(&mut self) {
+        let start = Instant::now();
+        let mut st = if self.out.is_empty() { Status::Error } else { Status::Ok };
+        for (f, v) in self.out.iter() {
+            self.want.resize(v.len(), 0);
+            integrity_value(&self.key, &self.sh.field_names[f as usize], &mut self.want);
+            if self.want != v {
+                st = Status::UnexpectedState;
+                break;
+            }
+        }
+        let end = Instant::now();
+        self.rec.measure(Metric::Verify, start, start, end);
+        self.rec.status(Metric::Verify, st);
+    }
+}
+
+/// YCSB's RandomByteIterator gives printable bytes from ' ' upwards.
+#[inline]
+fn random_printable(rng: &mut Rng, buf: &mut [u8]) {
+    for chunk in buf.chunks_mut(8) {
+        let r = rng.next_u64();
+        for (i, b) in chunk.iter_mut().enumerate() {
+            *b = b' ' + ((r >> (i * 6)) & 63) as u8;
+        }
+    }
+}
