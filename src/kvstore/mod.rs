@@ -8,6 +8,7 @@
 //! The hot path allocates nothing in the client: a `Record` is reused
 //! from one operation to the next, and keys and values are borrowed.
 
+pub mod codec;
 pub mod null;
 #[cfg(test)]
 pub mod conformance;
