@@ -9,9 +9,11 @@
 //! from one operation to the next, and keys and values are borrowed.
 
 pub mod codec;
-pub mod null;
 #[cfg(test)]
 pub mod conformance;
+pub mod fjall;
+pub mod null;
+pub mod redb;
 
 use crate::model::store::StoreDesc;
 use std::collections::BTreeMap;
@@ -237,7 +239,11 @@ pub struct StoreImpl {
 }
 
 /// Every store built into this binary.
-pub static IMPLS: &[StoreImpl] = &[StoreImpl { name: "null", open: null::open }];
+pub static IMPLS: &[StoreImpl] = &[
+    StoreImpl { name: "null", open: null::open },
+    StoreImpl { name: "fjall", open: fjall::open },
+    StoreImpl { name: "redb", open: redb::open },
+];
 
 /// Open the store `desc` describes.
 pub fn open(desc: &StoreDesc, cfg: &StoreConfig) -> Result<Box<dyn Store>, String> {
