@@ -14,6 +14,8 @@ pub mod conformance;
 pub mod fjall;
 pub mod null;
 pub mod redb;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
 
 use crate::model::store::StoreDesc;
 use std::collections::BTreeMap;
@@ -243,6 +245,8 @@ pub static IMPLS: &[StoreImpl] = &[
     StoreImpl { name: "null", open: null::open },
     StoreImpl { name: "fjall", open: fjall::open },
     StoreImpl { name: "redb", open: redb::open },
+    #[cfg(feature = "sqlite")]
+    StoreImpl { name: "sqlite", open: sqlite::open },
 ];
 
 /// Open the store `desc` describes.
