@@ -197,4 +197,24 @@ mod tests {
         assert!(c.iter().all(|(n, _)| n.starts_with("fjall.")));
         store.close().unwrap();
     }
+
+    #[test]
+    #[ignore = "run by sync_setting_reaches_the_disk, under strace"]
+    fn sync_probe_child() {
+        super::super::sync_probe::child(super::open);
+    }
+
+    #[test]
+    fn sync_setting_reaches_the_disk() {
+        use super::super::sync_probe::{syncs, WRITES};
+        let child = "kvstore::fjall::tests::sync_probe_child";
+        let (Some(on), Some(off)) = (syncs(child, "sync=true"), syncs(child, "sync=false")) else {
+            eprintln!("skipped: strace cannot trace here");
+            return;
+        };
+        // At least one sync per write more; and the lazy setting's syncs
+        // are the open's and close's, not one per write.
+        assert!(on >= off + WRITES, "sync=true: {on} fsync/fdatasync calls for {WRITES} inserts, sync=false: {off}");
+        assert!(off < WRITES / 2, "sync=false: {off} fsync/fdatasync calls for {WRITES} inserts");
+    }
 }

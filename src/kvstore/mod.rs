@@ -16,6 +16,8 @@ pub mod null;
 pub mod redb;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
+#[cfg(test)]
+mod sync_probe;
 
 use crate::model::store::StoreDesc;
 use std::collections::BTreeMap;

@@ -249,4 +249,24 @@ mod tests {
         assert!(store.counters().iter().any(|(n, b)| n == "redb.file_bytes" && *b > 0));
         store.close().unwrap();
     }
+
+    #[test]
+    #[ignore = "run by sync_setting_reaches_the_disk, under strace"]
+    fn sync_probe_child() {
+        super::super::sync_probe::child(super::open);
+    }
+
+    #[test]
+    fn sync_setting_reaches_the_disk() {
+        use super::super::sync_probe::{syncs, WRITES};
+        let child = "kvstore::redb::tests::sync_probe_child";
+        let (Some(on), Some(off)) = (syncs(child, "durability=immediate"), syncs(child, "durability=none")) else {
+            eprintln!("skipped: strace cannot trace here");
+            return;
+        };
+        // At least one sync per write more; and the lazy setting's syncs
+        // are the open's and close's, not one per write.
+        assert!(on >= off + WRITES, "durability=immediate: {on} fsync/fdatasync calls for {WRITES} inserts, durability=none: {off}");
+        assert!(off < WRITES / 2, "durability=none: {off} fsync/fdatasync calls for {WRITES} inserts");
+    }
 }

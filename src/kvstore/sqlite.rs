@@ -451,4 +451,24 @@ mod tests {
         let e = super::open(&conformance::config(&file, &[])).err().unwrap();
         assert!(e.contains(&file.display().to_string()), "{e}");
     }
+
+    #[test]
+    #[ignore = "run by sync_setting_reaches_the_disk, under strace"]
+    fn sync_probe_child() {
+        super::super::sync_probe::child(super::open);
+    }
+
+    #[test]
+    fn sync_setting_reaches_the_disk() {
+        use super::super::sync_probe::{syncs, WRITES};
+        let child = "kvstore::sqlite::tests::sync_probe_child";
+        let (Some(on), Some(off)) = (syncs(child, "synchronous=full"), syncs(child, "synchronous=off")) else {
+            eprintln!("skipped: strace cannot trace here");
+            return;
+        };
+        // At least one sync per write more; and the lazy setting's syncs
+        // are the open's and close's, not one per write.
+        assert!(on >= off + WRITES, "synchronous=full: {on} fsync/fdatasync calls for {WRITES} inserts, synchronous=off: {off}");
+        assert!(off < WRITES / 2, "synchronous=off: {off} fsync/fdatasync calls for {WRITES} inserts");
+    }
 }
