@@ -189,6 +189,24 @@ mod tests {
     }
 
     #[test]
+    fn records_of_other_field_names_are_errors_that_say_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = conformance::config(dir.path(), &[]);
+        let store = super::open(&cfg).unwrap();
+        let mut r = super::Record::default();
+        r.push(0, b"v");
+        assert_eq!(store.session().unwrap().insert(b"k", &r), super::Status::Ok);
+        store.close().unwrap();
+        let mut other = cfg.clone();
+        other.field_names = (0..4).map(|i| format!("col{i}")).collect();
+        let store = super::open(&other).unwrap();
+        let mut s = store.session().unwrap();
+        assert_eq!(s.read(b"k", super::Fields::All, &mut r), super::Status::Error);
+        let e = s.last_error().unwrap();
+        assert!(e.contains("\"field0\"") && e.contains("col0"), "{e}");
+    }
+
+    #[test]
     fn counters_report_disk_space() {
         let dir = tempfile::tempdir().unwrap();
         let store = super::open(&conformance::config(dir.path(), &[])).unwrap();
