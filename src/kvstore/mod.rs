@@ -8,9 +8,16 @@
 //! The hot path allocates nothing in the client: a `Record` is reused
 //! from one operation to the next, and keys and values are borrowed.
 
+pub mod codec;
 #[cfg(test)]
 pub mod conformance;
+pub mod fjall;
 pub mod null;
+pub mod redb;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
+#[cfg(test)]
+mod sync_probe;
 
 use crate::model::store::StoreDesc;
 use std::collections::BTreeMap;
@@ -240,7 +247,13 @@ pub struct StoreImpl {
 }
 
 /// Every store built into this binary.
-pub static IMPLS: &[StoreImpl] = &[StoreImpl { name: "null", open: null::open }];
+pub static IMPLS: &[StoreImpl] = &[
+    StoreImpl { name: "null", open: null::open },
+    StoreImpl { name: "fjall", open: fjall::open },
+    StoreImpl { name: "redb", open: redb::open },
+    #[cfg(feature = "sqlite")]
+    StoreImpl { name: "sqlite", open: sqlite::open },
+];
 
 /// Open the store `desc` describes.
 pub fn open(desc: &StoreDesc, cfg: &StoreConfig) -> Result<Box<dyn Store>, String> {

@@ -13,6 +13,27 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// The generators, built once (a `latest` chooser sums ζ over every
+/// record) and cloned into each thread.
+#[derive(Clone)]
+pub struct Gens {
+    pub ops: OpChooser,
+    pub keys: KeyChooser,
+    pub field_len: FieldLengthGen,
+    pub scan_len: ScanLengthGen,
+}
+
+impl Gens {
+    pub fn new(plan: &YcsbPlan, acked: Arc<AcknowledgedCounter>, sequential: Arc<AtomicU64>) -> Result<Gens, String> {
+        Ok(Gens {
+            ops: OpChooser::new(&plan.proportions)?,
+            keys: KeyChooser::new(plan, acked, sequential)?,
+            field_len: FieldLengthGen::new(&plan.fieldlength)?,
+            scan_len: ScanLengthGen::new(plan.scanlengthdistribution, plan.minscanlength, plan.maxscanlength)?,
+        })
+    }
+}
+
 /// What every thread shares.
 pub struct Shared<'a> {
     pub plan: &'a YcsbPlan,
@@ -20,7 +41,7 @@ pub struct Shared<'a> {
     pub stop: &'a AtomicBool,
     pub insert_keys: InsertKeys,
     pub acked: Arc<AcknowledgedCounter>,
-    pub sequential: Arc<AtomicU64>,
+    pub gens: Gens,
     pub field_names: Vec<String>,
     pub t0: Instant,
 }
@@ -65,18 +86,6 @@ struct Thread<'a, 's> {
 
 pub fn run(sh: &Shared, part: Part, rec: Recorder) -> Outcome {
     let plan = sh.plan;
-    let gens = (|| -> Result<_, String> {
-        Ok((
-            OpChooser::new(&plan.proportions)?,
-            KeyChooser::new(plan, sh.acked.clone(), sh.sequential.clone())?,
-            FieldLengthGen::new(&plan.fieldlength)?,
-            ScanLengthGen::new(plan.scanlengthdistribution, plan.minscanlength, plan.maxscanlength)?,
-        ))
-    })();
-    let (ops, keys, field_len, scan_len) = match gens {
-        Ok(g) => g,
-        Err(e) => return Outcome { rec, ops_done: 0, error: Some(e) },
-    };
     let session = match sh.store.session() {
         Ok(s) => s,
         Err(e) => return Outcome { rec, ops_done: 0, error: Some(format!("thread {}: cannot open a session: {e}", part.index)) },
@@ -86,10 +95,10 @@ pub fn run(sh: &Shared, part: Part, rec: Recorder) -> Outcome {
         session,
         rec,
         rng: Rng::new(plan.seed ^ (u64::from(part.index) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
-        ops,
-        keys,
-        field_len,
-        scan_len,
+        ops: sh.gens.ops.clone(),
+        keys: sh.gens.keys.clone(),
+        field_len: sh.gens.field_len.clone(),
+        scan_len: sh.gens.scan_len.clone(),
         key: Vec::with_capacity(32),
         values: Record::default(),
         out: Record::default(),

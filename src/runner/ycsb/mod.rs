@@ -63,13 +63,15 @@ pub(crate) fn run_plan(
     let tick_ns = (plan.target_ops > 0.0).then(|| (1e9 * f64::from(threads) / plan.target_ops).max(1.0) as u64);
     let stop = Arc::new(AtomicBool::new(false));
     let with_status = plan.status_interval_s.is_some();
+    let acked = Arc::new(gen::AcknowledgedCounter::for_plan(plan));
+    let gens = client::Gens::new(plan, acked.clone(), Arc::new(AtomicU64::new(0))).map_err(RunError::Workload)?;
     let shared = client::Shared {
         plan,
         store: store.as_ref(),
         stop: &stop,
         insert_keys: gen::InsertKeys::for_plan(plan),
-        acked: Arc::new(gen::AcknowledgedCounter::for_plan(plan)),
-        sequential: Arc::new(AtomicU64::new(0)),
+        acked,
+        gens,
         field_names,
         t0: Instant::now(),
     };
