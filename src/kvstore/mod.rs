@@ -8,9 +8,11 @@
 //! The hot path allocates nothing in the client: a `Record` is reused
 //! from one operation to the next, and keys and values are borrowed.
 
-pub mod null;
 #[cfg(test)]
 pub mod conformance;
+pub mod null;
+#[cfg(feature = "rocksdb")]
+pub mod rocksdb;
 
 use crate::model::store::StoreDesc;
 use std::collections::BTreeMap;
@@ -236,7 +238,11 @@ pub struct StoreImpl {
 }
 
 /// Every store built into this binary.
-pub static IMPLS: &[StoreImpl] = &[StoreImpl { name: "null", open: null::open }];
+pub static IMPLS: &[StoreImpl] = &[
+    StoreImpl { name: "null", open: null::open },
+    #[cfg(feature = "rocksdb")]
+    StoreImpl { name: "rocksdb", open: rocksdb::open },
+];
 
 /// Open the store `desc` describes.
 pub fn open(desc: &StoreDesc, cfg: &StoreConfig) -> Result<Box<dyn Store>, String> {
