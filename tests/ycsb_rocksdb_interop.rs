@@ -9,15 +9,18 @@ use fsbench::kvstore::{self, Fields, Record, Rows, Status, StoreConfig};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const PEERS: &str = "/var/tmp/fsbench-peers/ycsb";
 const RECORDS: u32 = 200;
 const FIELDS: u32 = 3;
 
+/// The classpath and workloadc of the Java YCSB scripts/build-ycsb.sh built
+/// (in $FSBENCH_YCSB_OUT, as that script, else /var/tmp/fsbench-peers).
 fn ycsb() -> Option<(String, PathBuf)> {
-    let cp = match std::fs::read_to_string(Path::new(PEERS).join("classpath")) {
+    let out = std::env::var_os("FSBENCH_YCSB_OUT").map(PathBuf::from).unwrap_or_else(|| "/var/tmp/fsbench-peers".into());
+    let file = out.join("ycsb/classpath");
+    let cp = match std::fs::read_to_string(&file) {
         Ok(cp) => cp.trim().to_string(),
         Err(e) => {
-            eprintln!("skipped: no Java YCSB ({PEERS}/classpath: {e}); build it with scripts/build-ycsb.sh");
+            eprintln!("skipped: no Java YCSB ({}: {e}); build it with scripts/build-ycsb.sh", file.display());
             return None;
         }
     };
@@ -25,7 +28,7 @@ fn ycsb() -> Option<(String, PathBuf)> {
         eprintln!("skipped: no java on PATH");
         return None;
     }
-    Some((cp, Path::new(PEERS).join("workloads/workloadc")))
+    Some((cp, out.join("ycsb/workloads/workloadc")))
 }
 
 /// Run YCSB's client (`-load` or `-t`) on `dir`; its stdout and stderr.

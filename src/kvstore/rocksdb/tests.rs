@@ -292,3 +292,45 @@ fn wal_false_writes_no_log() {
     let mut s = store.session().unwrap();
     assert_eq!(s.read(b"user99", Fields::All, &mut r), Status::Ok);
 }
+
+/// fsync and fdatasync calls while the child test below writes 50 records
+/// with `rocksdb.sync=<sync>`, counted by strace; None without strace.
+fn syncs_under_strace(sync: &str) -> Option<usize> {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("strace.log");
+    let exe = std::env::current_exe().unwrap();
+    let out = std::process::Command::new("strace")
+        .args(["-f", "-qq", "-e", "trace=fsync,fdatasync", "-o"])
+        .arg(&log)
+        .arg(exe)
+        .args(["--ignored", "--exact", "kvstore::rocksdb::tests::sync_child", "--test-threads=1"])
+        .env("FSBENCH_ROCKSDB_SYNC_CHILD", dir.path().join("db"))
+        .env("FSBENCH_ROCKSDB_SYNC", sync)
+        .output()
+        .ok()?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && stdout.contains("1 passed"), "child failed: {stdout}{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&log).unwrap();
+    Some(text.lines().filter(|l| l.contains(" fsync(") || l.contains(" fdatasync(")).count())
+}
+
+#[test]
+fn sync_true_syncs_every_write() {
+    if std::process::Command::new("strace").arg("-V").output().is_err() {
+        eprintln!("skipped: no strace to count fsync calls with");
+        return;
+    }
+    let (Some(with), Some(without)) = (syncs_under_strace("true"), syncs_under_strace("false")) else { return };
+    // Opening and closing sync files either way; only the writes differ.
+    assert!(with >= without + 50, "sync=true: {with} syncs, sync=false: {without}");
+}
+
+/// The writer `sync_true_syncs_every_write` runs under strace.
+#[test]
+#[ignore = "run by sync_true_syncs_every_write in a child process"]
+fn sync_child() {
+    let (Some(dir), Ok(sync)) = (std::env::var_os("FSBENCH_ROCKSDB_SYNC_CHILD"), std::env::var("FSBENCH_ROCKSDB_SYNC")) else {
+        panic!("run by sync_true_syncs_every_write, which sets FSBENCH_ROCKSDB_SYNC_CHILD and FSBENCH_ROCKSDB_SYNC");
+    };
+    insert_some(Path::new(&dir), &[("sync", &sync)], 50);
+}
