@@ -103,6 +103,8 @@ impl Store for Rocks {
         Ok(!it.valid())
     }
 
+    /// RocksDB's tickers count from the open: a phase that reopens the
+    /// store (as YCSB's load and run do) gets its own.
     fn counters(&self) -> Vec<(String, u64)> {
         let mut out = Vec::new();
         if self.statistics {
