@@ -3,7 +3,7 @@
 # machine, then builds the release binary. Safe to run again.
 set -euo pipefail
 need=()
-for pkg in strace fio fio-examples python3-pandas python3-numpy util-linux e2fsprogs xfsprogs btrfs-progs f2fs-tools jfsutils nilfs-tools dosfstools postmark bonnie++; do
+for pkg in strace fio fio-examples python3-pandas python3-numpy util-linux e2fsprogs xfsprogs btrfs-progs f2fs-tools jfsutils nilfs-tools dosfstools postmark bonnie++ librocksdb-dev libclang-dev rocksdb-tools; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -21,5 +21,12 @@ if iz=$("$(dirname "$0")/build-iozone.sh" 2>/dev/null | tail -n1) && [ -x "$iz" 
   echo "setup: IOzone: $iz" >&2
 else
   echo "setup: IOzone not built (scripts/build-iozone.sh: no peers folder or the build failed); its comparisons will skip" >&2
+fi
+# Java YCSB with its RocksDB binding (for tests/ycsb_rocksdb_interop.rs), the
+# same tolerant way.
+if ycp=$("$(dirname "$0")/build-ycsb.sh" 2>/dev/null | tail -n1) && [ -s "$ycp" ]; then
+  echo "setup: YCSB classpath: $ycp" >&2
+else
+  echo "setup: Java YCSB not built (scripts/build-ycsb.sh: no peers folder or the build failed); its interop tests will skip" >&2
 fi
 cargo build --release --quiet

@@ -102,7 +102,7 @@ fn target_throttles_and_intended_latency_is_measured_from_the_schedule() {
     let f = figures(&text);
     let ms = value(&f, "OVERALL", "RunTime(ms)").unwrap();
     // 600 operations at 1000/s: at least 0.6 s less one tick of each thread.
-    assert!(ms >= 590.0 && ms < 3000.0, "runtime {ms} ms");
+    assert!((590.0..3000.0).contains(&ms), "runtime {ms} ms");
     assert_eq!(value(&f, "Intended-READ", "Operations"), Some(600.0));
     assert!(value(&f, "Intended-READ", "AverageLatency(us)").unwrap() >= value(&f, "READ", "AverageLatency(us)").unwrap());
 }

@@ -14,6 +14,8 @@ pub mod conformance;
 pub mod fjall;
 pub mod null;
 pub mod redb;
+#[cfg(feature = "rocksdb")]
+pub mod rocksdb;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 #[cfg(test)]
@@ -253,6 +255,8 @@ pub static IMPLS: &[StoreImpl] = &[
     StoreImpl { name: "redb", open: redb::open },
     #[cfg(feature = "sqlite")]
     StoreImpl { name: "sqlite", open: sqlite::open },
+    #[cfg(feature = "rocksdb")]
+    StoreImpl { name: "rocksdb", open: rocksdb::open },
 ];
 
 /// Open the store `desc` describes.

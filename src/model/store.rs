@@ -39,11 +39,14 @@ pub static STORES: &[StoreDesc] = &[
         prefix: "rocksdb.",
         properties: &[
             ("dir", "the database directory (required)"),
-            ("optionsfile", "a RocksDB OPTIONS file to open with (as YCSB's binding's rocksdb.optionsfile)"),
+            (
+                "optionsfile",
+                "a RocksDB OPTIONS file to open with (as YCSB's binding's rocksdb.optionsfile); it must name the table's column family",
+            ),
             ("sync", "true: every write is synced (WriteOptions::sync); default false"),
             ("wal", "false: writes skip the write-ahead log; default true"),
             ("blockcache", "block cache size in bytes (k/m/g suffixes); default RocksDB's 8 MiB"),
-            ("compression", "none, snappy, lz4, zstd; default snappy (RocksDB's)"),
+            ("compression", "none, snappy, lz4, zstd, on every level; default the binding's: none on levels 0-1, lz4 below"),
             ("statistics", "false: do not collect RocksDB's statistics; default true"),
         ],
         needs_dir: true,

@@ -21,7 +21,7 @@ pub const LAYOUT: Layout = Layout {
     name: "ycsb",
     about: "YCSB's final figures exactly as its text or JSON exporter writes them, then fsbench's: device bytes, write amplification, CPU, the store's counters",
     render: run,
-    files: files,
+    files,
     charts: super::no_charts,
 };
 
