@@ -4,7 +4,8 @@
 # the peers' own build.sh, and prints the binary's path on the last line.
 # Nothing of IOzone is committed: its licence reserves derivative works.
 #
-# The peers folder (the one holding build.sh and iozone-*.tar.gz) is the first of:
+# The peers folder (the one holding build.sh and iozone-*.tar.gz) is found
+# by scripts/peers.sh, the first of:
 #   $FSBENCH_PEERS, if it holds build.sh (note: build.sh itself reads
 #     FSBENCH_PEERS as its *output* folder; this script always sets it to
 #     target/peers when calling build.sh)
@@ -18,20 +19,8 @@ out="$root/target/peers"
 bin="$out/iozone/iozone"
 if [ -x "$bin" ]; then echo "$bin"; exit 0; fi
 
-cands=()
-[ -n "${FSBENCH_PEERS:-}" ] && cands+=("$FSBENCH_PEERS")
-cands+=("$root/../shared/peers")
-if common=$(git -C "$root" rev-parse --path-format=absolute --git-common-dir 2>/dev/null); then
-  cands+=("$(dirname "$common")/../shared/peers")
-fi
-peers=
-for c in "${cands[@]}"; do
-  if [ -x "$c/build.sh" ] && compgen -G "$c/iozone-*.tar.gz" >/dev/null; then peers=$(cd "$c" && pwd); break; fi
-done
-if [ -z "$peers" ]; then
-  echo "build-iozone: no peers folder with build.sh and iozone-*.tar.gz (looked in: ${cands[*]})" >&2
-  exit 2
-fi
+. "$root/scripts/peers.sh"
+find_peers iozone
 mkdir -p "$out"
 FSBENCH_PEERS="$out" "$peers/build.sh" iozone >&2 || { echo "build-iozone: $peers/build.sh iozone failed (log: $out/iozone.log)" >&2; exit 1; }
 [ -x "$bin" ] || { echo "build-iozone: build.sh did not produce $bin" >&2; exit 1; }

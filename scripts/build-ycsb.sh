@@ -23,20 +23,8 @@ out=${FSBENCH_YCSB_OUT:-/var/tmp/fsbench-peers}
 cp_file="$out/ycsb/classpath"
 if [ -s "$cp_file" ]; then echo "$cp_file"; exit 0; fi
 
-cands=()
-[ -n "${FSBENCH_PEERS:-}" ] && cands+=("$FSBENCH_PEERS")
-cands+=("$root/../shared/peers")
-if common=$(git -C "$root" rev-parse --path-format=absolute --git-common-dir 2>/dev/null); then
-  cands+=("$(dirname "$common")/../shared/peers")
-fi
-peers=
-for c in "${cands[@]}"; do
-  if [ -x "$c/build.sh" ] && compgen -G "$c/ycsb-*.tar.gz" >/dev/null; then peers=$(cd "$c" && pwd); break; fi
-done
-if [ -z "$peers" ]; then
-  echo "build-ycsb: no peers folder with build.sh and ycsb-*.tar.gz (looked in: ${cands[*]})" >&2
-  exit 2
-fi
+. "$root/scripts/peers.sh"
+find_peers ycsb
 mkdir -p "$out"
 FSBENCH_PEERS="$out" "$peers/build.sh" ycsb >&2 || { echo "build-ycsb: $peers/build.sh ycsb failed (log: $out/ycsb.log)" >&2; exit 1; }
 [ -s "$cp_file" ] || { echo "build-ycsb: build.sh did not produce $cp_file" >&2; exit 1; }

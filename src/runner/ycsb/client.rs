@@ -61,8 +61,11 @@ pub struct Part {
 pub struct Outcome {
     pub rec: Recorder,
     pub ops_done: u64,
-    /// The first error that stopped the thread or that a store returned.
+    /// What stopped the thread early (the run then failed).
     pub error: Option<String>,
+    /// The first operation the store answered ERROR, with why: YCSB counts
+    /// such operations (`Return=ERROR`) and goes on, and so does fsbench.
+    pub first_op_error: Option<String>,
 }
 
 struct Thread<'a, 's> {
@@ -82,13 +85,22 @@ struct Thread<'a, 's> {
     /// A field's expected value when checking integrity.
     want: Vec<u8>,
     first_error: Option<String>,
+    /// Set when the thread cannot go on.
+    fatal: Option<String>,
 }
 
 pub fn run(sh: &Shared, part: Part, rec: Recorder) -> Outcome {
     let plan = sh.plan;
     let session = match sh.store.session() {
         Ok(s) => s,
-        Err(e) => return Outcome { rec, ops_done: 0, error: Some(format!("thread {}: cannot open a session: {e}", part.index)) },
+        Err(e) => {
+            return Outcome {
+                rec,
+                ops_done: 0,
+                error: Some(format!("thread {}: cannot open a session: {e}", part.index)),
+                first_op_error: None,
+            }
+        }
     };
     let mut t = Thread {
         sh,
@@ -106,6 +118,7 @@ pub fn run(sh: &Shared, part: Part, rec: Recorder) -> Outcome {
         one_field: [0],
         want: Vec::new(),
         first_error: None,
+        fatal: None,
     };
     let start = Instant::now();
     let mut done = 0u64;
@@ -128,11 +141,11 @@ pub fn run(sh: &Shared, part: Part, rec: Recorder) -> Outcome {
             Phase::Load => t.load_one(intended),
             Phase::Run => {
                 t.run_one(intended);
-                true
+                t.fatal.is_none()
             }
         };
         if !ok {
-            stopped_by_error = t.first_error.clone();
+            stopped_by_error = t.fatal.clone();
             break;
         }
         done += 1;
@@ -141,10 +154,11 @@ pub fn run(sh: &Shared, part: Part, rec: Recorder) -> Outcome {
     let (i, s) = (Instant::now(), Instant::now());
     let cleaned = t.session.cleanup();
     t.rec.measure(Metric::Cleanup, i, s, Instant::now());
-    if let Err(e) = cleaned {
-        t.first_error.get_or_insert(format!("cleanup: {e}"));
-    }
-    Outcome { rec: t.rec, ops_done: done, error: stopped_by_error.or(t.first_error) }
+    let error = match cleaned {
+        Err(e) => stopped_by_error.or(Some(format!("cleanup: {e}"))),
+        Ok(()) => stopped_by_error,
+    };
+    Outcome { rec: t.rec, ops_done: done, error, first_op_error: t.first_error }
 }
 
 fn sleep_until(at: Instant, stop: &AtomicBool) {
@@ -232,7 +246,9 @@ impl Thread<'_, '_> {
             }
             retries += 1;
             if retries > plan.insertion_retry_limit || self.sh.stop.load(Ordering::Relaxed) {
-                self.note_error("INSERT");
+                // YCSB's client thread stops at an insert it could not make.
+                let why = self.session.last_error().unwrap_or_else(|| format!("the store answered {}", st.name()));
+                self.fatal = Some(format!("INSERT {} failed ({} tries): {why}", String::from_utf8_lossy(&self.key), retries));
                 return false;
             }
             // YCSB waits the interval ±20% before trying again.
@@ -273,7 +289,8 @@ impl Thread<'_, '_> {
                     self.written();
                 }
                 if let Err(e) = self.sh.acked.acknowledge(keynum) {
-                    self.first_error.get_or_insert(e.to_string());
+                    // YCSB's client thread dies on this: so does the run.
+                    self.fatal.get_or_insert(e.to_string());
                 }
             }
             Op::Scan => {

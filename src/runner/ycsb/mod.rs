@@ -125,11 +125,22 @@ pub(crate) fn run_plan(
     let closed = store.close();
     let group = window.close(opts);
     let error = outcomes.iter().find_map(|o| o.error.clone()).or(closed.err());
-    Ok(result(plan, opts, layout, started_unix, outcomes, runtime, group, dirs, partial, error, counters_after))
+    let mut warnings = Vec::new();
+    if let Some(e) = outcomes.iter().find_map(|o| o.first_op_error.clone()) {
+        let w = format!("the store answered ERROR (counted as Return=ERROR, as YCSB does); the first: {e}");
+        opts.events.warning(&w);
+        warnings.push(w);
+    }
+    Ok(result(plan, opts, layout, started_unix, outcomes, runtime, group, dirs, partial, error, counters_after, warnings))
 }
 
 fn failed_outcome(msg: &str) -> client::Outcome {
-    client::Outcome { rec: Recorder::new(false, false, None, Instant::now(), None), ops_done: 0, error: Some(msg.to_string()) }
+    client::Outcome {
+        rec: Recorder::new(false, false, None, Instant::now(), None),
+        ops_done: 0,
+        error: Some(msg.to_string()),
+        first_op_error: None,
+    }
 }
 
 /// While the threads run: stop them at `maxexecutiontime` or Ctrl-C, keep
@@ -261,6 +272,7 @@ fn result(
     partial: bool,
     error: Option<String>,
     store_counters: BTreeMap<String, u64>,
+    warnings: Vec<String>,
 ) -> RunResult {
     let mut ops: Vec<OpStats> = Vec::new();
     let mut returns: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
@@ -344,7 +356,7 @@ fn result(
         headline: vec![Headline::new("throughput_ops_s", "ops/s", throughput)],
         details: serde_json::to_value(&details).ok(),
     };
-    crate::runner::envelope(opts, layout, started_unix, vec![job], vec![group], &dirs, Vec::new(), partial)
+    crate::runner::envelope(opts, layout, started_unix, vec![job], vec![group], &dirs, warnings, partial)
 }
 
 fn class(m: Metric) -> OpClass {
