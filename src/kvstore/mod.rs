@@ -164,7 +164,15 @@ pub enum Fields<'a> {
     Some(&'a [u32]),
 }
 
-impl Fields<'_> {
+impl<'a> Fields<'a> {
+    /// The fields asked for, or None for all of them.
+    pub fn subset(&self) -> Option<&'a [u32]> {
+        match *self {
+            Fields::All => None,
+            Fields::Some(f) => Some(f),
+        }
+    }
+
     pub fn wants(&self, field: u32) -> bool {
         match self {
             Fields::All => true,

@@ -281,10 +281,7 @@ fn row_into(row: &rusqlite::Row, first: usize, set: Option<&[u32]>, out: &mut Re
 impl Session for SqliteSession<'_> {
     fn read(&mut self, key: &[u8], fields: Fields, out: &mut Record) -> Status {
         out.clear();
-        let set = match fields {
-            Fields::All => None,
-            Fields::Some(f) => Some(f),
-        };
+        let set = fields.subset();
         let r = (|| -> Result<Status, String> {
             let st = match set {
                 Some(f) => self.stmt_for_set(Kind::Read, f)?,
@@ -302,10 +299,7 @@ impl Session for SqliteSession<'_> {
 
     fn scan(&mut self, start: &[u8], count: usize, fields: Fields, out: &mut Rows) -> Status {
         out.clear();
-        let set = match fields {
-            Fields::All => None,
-            Fields::Some(f) => Some(f),
-        };
+        let set = fields.subset();
         let r = (|| -> Result<Status, String> {
             let st = match set {
                 Some(f) => self.stmt_for_set(Kind::Scan, f)?,
