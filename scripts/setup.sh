@@ -3,7 +3,7 @@
 # machine, then builds the release binary. Safe to run again.
 set -euo pipefail
 need=()
-for pkg in strace fio fio-examples python3-pandas python3-numpy util-linux e2fsprogs xfsprogs btrfs-progs f2fs-tools jfsutils nilfs-tools dosfstools postmark bonnie++ librocksdb-dev libclang-dev rocksdb-tools libsqlite3-dev pkg-config; do
+for pkg in strace fio fio-examples python3-pandas python3-numpy util-linux e2fsprogs xfsprogs btrfs-progs f2fs-tools jfsutils nilfs-tools dosfstools postmark bonnie++ librocksdb-dev libclang-dev rocksdb-tools libsqlite3-dev pkg-config blktrace; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -2,3 +2,4 @@
 //! through `crate::host`).
 
 pub mod blockdev;
+pub mod trace;

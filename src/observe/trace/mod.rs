@@ -1,0 +1,6 @@
+//! Block tracing: capturing what reached a device as blktrace records,
+//! writing and reading blktrace's files, and analysing them.
+//!
+//! `record` is the record format every other part shares.
+
+pub mod record;
