@@ -112,7 +112,7 @@ impl Header {
         self.device & 0xfffff
     }
     /// The record's length on disk, payload included.
-    pub fn len(&self) -> usize {
+    pub fn record_len(&self) -> usize {
         HEADER_LEN + self.pdu_len as usize
     }
 
@@ -219,12 +219,12 @@ impl<'a> Iterator for Records<'a> {
             self.pos = self.buf.len();
             return fail(format!("a payload of at most {MAX_PDU} bytes, found pdu_len {}", h.pdu_len));
         }
-        if rest.len() < h.len() {
+        if rest.len() < h.record_len() {
             self.pos = self.buf.len();
             return fail(format!("{} payload bytes, found {} (truncated file)", h.pdu_len, rest.len() - HEADER_LEN));
         }
-        self.pos += h.len();
-        Some(Ok(Record { h, pdu: &rest[HEADER_LEN..h.len()] }))
+        self.pos += h.record_len();
+        Some(Ok(Record { h, pdu: &rest[HEADER_LEN..h.record_len()] }))
     }
 }
 
