@@ -159,6 +159,22 @@ pub struct Record<'a> {
     pub pdu: &'a [u8],
 }
 
+/// Where captured records go: the per-CPU blktrace files, a buffer in a
+/// test, or the analysis directly. Capture calls `push` from its reader
+/// thread, so an implementation should only copy or append.
+pub trait RecordSink: Send {
+    fn push(&mut self, rec: &Record<'_>) -> std::io::Result<()>;
+}
+
+impl RecordSink for Vec<u8> {
+    /// The records as one stream, in arrival order.
+    fn push(&mut self, rec: &Record<'_>) -> std::io::Result<()> {
+        self.extend_from_slice(&rec.h.encode());
+        self.extend_from_slice(rec.pdu);
+        Ok(())
+    }
+}
+
 /// A stream that is not a sequence of records, and where it stops being one.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FormatError {
