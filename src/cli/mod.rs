@@ -153,6 +153,15 @@ pub struct RepeatArgs {
     /// column over file size and record size (the mean over --repeat).
     #[arg(long, value_name = "DIR")]
     pub charts: Option<PathBuf>,
+    /// Trace the block device under the workload's files (or DEV) during
+    /// each run: blktrace files that blkparse and btt read, blkparse's
+    /// summary and the trace's analysis in the result.
+    #[arg(long, value_name = "DEV", num_args = 0..=1, default_missing_value = "auto", require_equals = true)]
+    pub trace: Option<String>,
+    /// BASENAME of the blktrace files, BASENAME.blktrace.CPU (default:
+    /// fsbench-trace-TIME/trace in the current directory).
+    #[arg(long, value_name = "BASENAME", requires = "trace")]
+    pub trace_output: Option<PathBuf>,
 }
 
 impl RepeatArgs {

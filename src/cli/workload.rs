@@ -184,6 +184,7 @@ enum Output {
 struct EnvFlags {
     cache: Option<crate::model::environment::CacheScenario>,
     background: Option<BackgroundChoice>,
+    trace: Option<crate::model::environment::TraceSpec>,
 }
 
 impl EnvFlags {
@@ -195,7 +196,14 @@ impl EnvFlags {
             }
         }
         let background = r.background.as_deref().map(parse_background_choice).transpose().map_err(|e| format!("--background: {e}"))?;
-        Ok(EnvFlags { cache, background })
+        let trace = r
+            .trace
+            .as_deref()
+            .map(crate::model::environment::TraceSpec::parse)
+            .transpose()
+            .map_err(|e| format!("--trace: {e}"))?
+            .map(|t| crate::model::environment::TraceSpec { output: r.trace_output.clone(), ..t });
+        Ok(EnvFlags { cache, background, trace })
     }
 }
 

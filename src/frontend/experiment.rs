@@ -6,6 +6,7 @@
 //! repeat = 3                     # or "${repeats}", a [params] value
 //! cache = ["cold", "fresh-mount"]           # top-level keys come before any [table]
 //! background = ["none", "files:fsync"]
+//! trace = true                   # a block trace of every run (or a device name)
 //! [params]                       # ${name} in args; --set name=value overrides
 //! size = "256m"
 //! [[target]]
@@ -34,6 +35,7 @@
 //! Every error names the file, line, column and key.
 
 use crate::frontend::environment::{parse_background_choice, parse_cache};
+use crate::model::environment::TraceSpec;
 use crate::frontend::FRONTENDS;
 use crate::model::environment::{CacheScenario, DeviceSource, TargetSpec};
 pub use crate::model::experiment::{BackgroundChoice, Experiment, MatrixWorkload, Target};
@@ -81,6 +83,8 @@ struct RawExperiment {
     cache: Vec<Spanned<String>>,
     #[serde(default)]
     background: Vec<Spanned<String>>,
+    /// `true` (the workload's device) or a device name.
+    trace: Option<Spanned<toml::Value>>,
 }
 
 #[derive(Deserialize)]
@@ -237,7 +241,16 @@ pub fn parse(text: &str, path: &Path, sets: &[String]) -> Result<Experiment, Exp
     }
     let workloads = raw.workload.iter().zip(&labels).map(|(w, l)| workload(&loc, w, l, &base)).collect::<Result<Vec<_>, _>>()?;
     unique(&loc, labels.iter(), "workload.label")?;
-    Ok(Experiment { name, description: raw.description, file: path.to_path_buf(), repeat, params, targets, workloads, caches, backgrounds })
+    let trace = match &raw.trace {
+        None => None,
+        Some(v) => match v.get_ref() {
+            toml::Value::Boolean(false) => None,
+            toml::Value::Boolean(true) => Some(TraceSpec::default()),
+            toml::Value::String(s) => Some(TraceSpec::parse(s).map_err(|e| loc.span(v, "trace", e))?),
+            other => return Err(loc.span(v, "trace", format!("expected true, false or a device name, found {}", other.type_str()))),
+        },
+    };
+    Ok(Experiment { name, description: raw.description, file: path.to_path_buf(), repeat, params, targets, workloads, caches, backgrounds, trace })
 }
 
 fn set_error(loc: &Locator, s: &str, msg: &str) -> ExperimentError {

@@ -181,3 +181,31 @@ mod tests {
         assert_eq!(serde_json::from_str::<TargetSpec>(&j).unwrap(), raw);
     }
 }
+
+/// Block tracing around each measured run (`--trace`, an experiment's
+/// `trace` key). The capture itself is `crate::observe::trace`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TraceSpec {
+    /// The block device to trace; `None` = the device the workload's files
+    /// are on (for a partition, its disk, filtered to the partition).
+    pub device: Option<String>,
+    /// Where the blktrace files go: `BASENAME.blktrace.CPU` (a run number
+    /// is added when several runs trace). `None` = a directory of the
+    /// run's own (an experiment's cell directory, or `fsbench-trace-TIME`).
+    pub output: Option<PathBuf>,
+}
+
+impl TraceSpec {
+    /// `--trace` / `trace = ...`: `auto` (or empty, or `true`) traces the
+    /// workload's device; anything else names a device.
+    pub fn parse(text: &str) -> Result<TraceSpec, String> {
+        let t = text.trim();
+        if t.is_empty() || t == "auto" || t == "true" {
+            return Ok(TraceSpec::default());
+        }
+        if t.chars().any(|c| c.is_whitespace() || c == ',') {
+            return Err(format!("expected a block device (e.g. /dev/loop0 or loop0) or 'auto', found '{t}'"));
+        }
+        Ok(TraceSpec { device: Some(t.to_string()), output: None })
+    }
+}

@@ -21,6 +21,8 @@ pub struct Experiment {
     pub caches: Vec<CacheScenario>,
     /// `None` = no background load.
     pub backgrounds: Vec<Option<BackgroundChoice>>,
+    /// Block tracing of every run (`trace = true` or a device).
+    pub trace: Option<crate::model::environment::TraceSpec>,
 }
 
 #[derive(Clone, Debug)]
