@@ -9,6 +9,7 @@
 //! - `chart`, `format`: SVG charts and number formatting; `heatmap`: IOzone's
 //!   matrix and its comparison as SVG heat maps
 
+pub mod blkparse;
 pub mod chart;
 pub mod compare;
 pub mod experiment;

@@ -1,6 +1,10 @@
 //! Block tracing: capturing what reached a device as blktrace records,
 //! writing and reading blktrace's files, and analysing them.
 //!
-//! `record` is the record format every other part shares.
+//! `record` is the record format every other part shares; `files` writes
+//! and reads blktrace's per-CPU files; `summary` is blkparse's end-of-run
+//! summary computed from records (`report::blkparse` prints it).
 
+pub mod files;
 pub mod record;
+pub mod summary;

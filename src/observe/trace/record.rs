@@ -81,6 +81,8 @@ pub struct Header {
     pub pid: u32,
     /// `(major << 20) | minor`, the kernel's internal `dev_t`.
     pub device: u32,
+    /// A `__u32` on disk; no machine has more CPUs than this holds, and
+    /// `Records` rejects a record whose upper half is set.
     pub cpu: u16,
     pub error: u16,
     pub pdu_len: u16,
@@ -130,8 +132,8 @@ impl Header {
             pid: u32_at(32),
             device: u32_at(36),
             cpu: u16_at(40),
-            error: u16_at(42),
-            pdu_len: u16_at(44),
+            error: u16_at(44),
+            pdu_len: u16_at(46),
         }
     }
 
@@ -145,9 +147,10 @@ impl Header {
         b[28..32].copy_from_slice(&self.action.to_le_bytes());
         b[32..36].copy_from_slice(&self.pid.to_le_bytes());
         b[36..40].copy_from_slice(&self.device.to_le_bytes());
+        // 42..44 is the cpu field's upper half, zero.
         b[40..42].copy_from_slice(&self.cpu.to_le_bytes());
-        b[42..44].copy_from_slice(&self.error.to_le_bytes());
-        b[44..46].copy_from_slice(&self.pdu_len.to_le_bytes());
+        b[44..46].copy_from_slice(&self.error.to_le_bytes());
+        b[46..48].copy_from_slice(&self.pdu_len.to_le_bytes());
         b
     }
 }
@@ -231,6 +234,11 @@ impl<'a> Iterator for Records<'a> {
             self.pos = self.buf.len();
             return fail(format!("trace version {VERSION}, found {}", h.magic & 0xff));
         }
+        let cpu_high = u16::from_le_bytes([head[42], head[43]]);
+        if cpu_high != 0 {
+            self.pos = self.buf.len();
+            return fail(format!("a cpu number below 65536, found {}", u32::from_le_bytes([head[40], head[41], head[42], head[43]])));
+        }
         if h.pdu_len > MAX_PDU {
             self.pos = self.buf.len();
             return fail(format!("a payload of at most {MAX_PDU} bytes, found pdu_len {}", h.pdu_len));
@@ -265,6 +273,18 @@ mod tests {
         let mut v = h.encode().to_vec();
         v.extend_from_slice(pdu);
         v
+    }
+
+    #[test]
+    fn layout_is_the_kernels() {
+        // struct blk_io_trace: ... device u32 @36, cpu u32 @40, error u16 @44, pdu_len u16 @46.
+        let b = sample(b"ab");
+        assert_eq!(u32::from_le_bytes(b[40..44].try_into().unwrap()), 1);
+        assert_eq!(u16::from_le_bytes(b[46..48].try_into().unwrap()), 2);
+        let mut big = sample(b"");
+        big[42] = 1;
+        let e = Records::new(&big, 0).next().unwrap().unwrap_err();
+        assert!(e.what.contains("cpu number"), "{e}");
     }
 
     #[test]
