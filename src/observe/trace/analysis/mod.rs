@@ -373,6 +373,7 @@ impl<'c> Analyser<'c> {
                 series_step_ns: ctx.series_step_ns.max(1),
                 workload_bytes_written: ctx.workload_bytes_written,
                 lba: Vec::with_capacity(lba_points),
+                depth: Vec::with_capacity(1024),
                 lba_stride: 1,
                 ..TraceAnalysis::default()
             },
