@@ -3,8 +3,10 @@
 //!
 //! `record` is the record format every other part shares; `files` writes
 //! and reads blktrace's per-CPU files; `summary` is blkparse's end-of-run
-//! summary computed from records (`report::blkparse` prints it).
+//! summary computed from records (`report::blkparse` prints it);
+//! `analysis` turns a stream of records into btt's and IPEAK's figures.
 
+pub mod analysis;
 pub mod files;
 pub mod record;
 pub mod summary;
