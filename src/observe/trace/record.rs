@@ -81,6 +81,7 @@ pub struct Header {
     pub pid: u32,
     /// `(major << 20) | minor`, the kernel's internal `dev_t`.
     pub device: u32,
+    /// A `u32` on disk; no machine has CPUs past what 16 bits number.
     pub cpu: u16,
     pub error: u16,
     pub pdu_len: u16,
@@ -129,9 +130,9 @@ impl Header {
             action: u32_at(28),
             pid: u32_at(32),
             device: u32_at(36),
-            cpu: u16_at(40),
-            error: u16_at(42),
-            pdu_len: u16_at(44),
+            cpu: u32_at(40) as u16,
+            error: u16_at(44),
+            pdu_len: u16_at(46),
         }
     }
 
@@ -145,9 +146,9 @@ impl Header {
         b[28..32].copy_from_slice(&self.action.to_le_bytes());
         b[32..36].copy_from_slice(&self.pid.to_le_bytes());
         b[36..40].copy_from_slice(&self.device.to_le_bytes());
-        b[40..42].copy_from_slice(&self.cpu.to_le_bytes());
-        b[42..44].copy_from_slice(&self.error.to_le_bytes());
-        b[44..46].copy_from_slice(&self.pdu_len.to_le_bytes());
+        b[40..44].copy_from_slice(&(self.cpu as u32).to_le_bytes());
+        b[44..46].copy_from_slice(&self.error.to_le_bytes());
+        b[46..48].copy_from_slice(&self.pdu_len.to_le_bytes());
         b
     }
 }
@@ -278,6 +279,8 @@ mod tests {
         assert_eq!((h.major(), h.minor(), h.action_code()), (7, 1, act::QUEUE));
         assert!(h.is_write() && !h.is_notify());
         assert_eq!(Header::decode(&h.encode()), h);
+        // The kernel's layout: cpu is a u32 at 40, error and pdu_len follow.
+        assert_eq!(&buf[40..48], &[1, 0, 0, 0, 0, 0, 3, 0]);
     }
 
     #[test]
