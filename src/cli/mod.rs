@@ -8,6 +8,7 @@ mod events;
 mod experiment;
 mod quick;
 mod resume;
+mod trace;
 mod workload;
 
 use crate::report::export::{self, DocKind, Document, Formats};
@@ -39,6 +40,9 @@ enum Command {
     /// Undo what fsbench runs that died (SIGKILL, crash, power loss) left
     /// behind: mounts, loop and zram devices, image files, directories.
     Cleanup(cleanup::CleanupArgs),
+    /// Capture the block trace of a device (blktrace records) for a time,
+    /// while a command runs, or until Ctrl-C.
+    Trace(trace::TraceArgs),
     /// (internal) the background load process fsbench starts during runs
     #[command(hide = true, name = "background-load")]
     BackgroundLoad(crate::environment::background::ChildArgs),
@@ -121,6 +125,7 @@ fn dispatch() -> i32 {
         Command::BackgroundLoad(a) => crate::environment::background::child_main_args(a),
         Command::Experiment(a) => experiment::run_cmd(a),
         Command::Cleanup(a) => cleanup::run(a),
+        Command::Trace(a) => trace::run(a),
         Command::Engines => {
             println!("{:<9} {:<5} {:<8} {:<15} WHAT IT DOES", "ENGINE", "MODE", "CLASS", "DIRECTIONS");
             for e in crate::model::engine::ENGINES {

@@ -46,6 +46,8 @@ pub enum Action {
     ResetZram(u32),
     /// Remove this file.
     RemoveFile(PathBuf),
+    /// Put back what a block trace capture changed (tracer, instance, device trace).
+    Trace(crate::observe::trace::capture::Undo),
 }
 
 impl std::fmt::Display for Action {
@@ -56,6 +58,7 @@ impl std::fmt::Display for Action {
             Action::DetachLoop { device, backing } => write!(f, "detach loop device {} (over {})", device.display(), backing.display()),
             Action::ResetZram(n) => write!(f, "reset and remove /dev/zram{n}"),
             Action::RemoveFile(p) => write!(f, "remove file {}", p.display()),
+            Action::Trace(u) => write!(f, "{u}"),
         }
     }
 }
@@ -240,6 +243,7 @@ pub fn perform(a: &Action) -> Result<(), String> {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
             Err(e) => Err(e.to_string()),
         },
+        Action::Trace(u) => u.perform(),
     }
 }
 

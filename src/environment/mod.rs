@@ -14,3 +14,4 @@ pub mod space;
 pub mod state;
 pub mod system;
 pub mod target;
+pub mod trace;

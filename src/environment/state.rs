@@ -280,7 +280,7 @@ fn verdict(a: &Action, same_boot: bool, live: &[Found]) -> Result<(), String> {
     if let Some(l) = live.iter().find(|l| l.record.actions.contains(a)) {
         return Err(format!("fsbench pid {} uses it now", l.record.pid));
     }
-    let kernel = matches!(a, Action::Unmount(_) | Action::DetachLoop { .. } | Action::ResetZram(_));
+    let kernel = matches!(a, Action::Unmount(_) | Action::DetachLoop { .. } | Action::ResetZram(_) | Action::Trace(_));
     if kernel && !same_boot {
         return Err("made in an earlier boot, so it is gone".into());
     }
@@ -304,20 +304,21 @@ fn verdict(a: &Action, same_boot: bool, live: &[Found]) -> Result<(), String> {
             Some(pid) => Err(format!("pid {pid} holds its lock")),
             None => Ok(()),
         },
-        Action::Unmount(_) | Action::RemoveFile(_) => Ok(()),
+        Action::Unmount(_) | Action::RemoveFile(_) | Action::Trace(_) => Ok(()),
     }
 }
 
 /// "2 mounts, 1 loop device and 3 directories".
 fn kinds(actions: &[&Action]) -> String {
-    let names: [(&str, &str); 5] = [
+    let names: [(&str, &str); 6] = [
         ("mount", "mounts"),
         ("loop device", "loop devices"),
         ("zram device", "zram devices"),
         ("file", "files"),
         ("directory", "directories"),
+        ("block trace setting", "block trace settings"),
     ];
-    let mut counts = [0usize; 5];
+    let mut counts = [0usize; 6];
     for a in actions {
         counts[match a {
             Action::Unmount(_) => 0,
@@ -325,6 +326,7 @@ fn kinds(actions: &[&Action]) -> String {
             Action::ResetZram(_) => 2,
             Action::RemoveFile(_) => 3,
             Action::RemoveDir(_) => 4,
+            Action::Trace(_) => 5,
         }] += 1;
     }
     let parts: Vec<String> = counts
@@ -338,6 +340,43 @@ fn kinds(actions: &[&Action]) -> String {
         Some((last, [])) => last.clone(),
         Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
     }
+}
+
+/// Put back the block trace settings of fsbench processes that died (the
+/// next capture needs the tracer free); their other leftovers stay for
+/// `fsbench cleanup`. Returns what was done, one line each.
+pub fn undo_dead_traces() -> Vec<String> {
+    let Some(dir) = dir() else { return Vec::new() };
+    let recs = Records::read(&dir);
+    let boot = process::boot_id();
+    let mut lines = Vec::new();
+    for f in recs.dead.iter().filter(|f| f.record.actions.iter().any(|a| matches!(a, Action::Trace(_)))) {
+        let Ok(_held) = lock::lock_path(&f.file) else { continue };
+        let mut left = Vec::new();
+        for a in f.record.actions.iter().rev() {
+            if !matches!(a, Action::Trace(_)) {
+                left.push(a.clone());
+                continue;
+            }
+            match verdict(a, f.record.boot_id == boot, &recs.live) {
+                Err(why) => lines.push(format!("left alone: {a} ({why})")),
+                Ok(()) => match perform(a) {
+                    Ok(()) => lines.push(format!("done: {a} (left by fsbench pid {})", f.record.pid)),
+                    Err(e) => {
+                        lines.push(format!("FAILED: {a}: {e}"));
+                        left.push(a.clone());
+                    }
+                },
+            }
+        }
+        left.reverse();
+        let _ = if left.is_empty() {
+            std::fs::remove_file(&f.file).map_err(|e| e.to_string())
+        } else {
+            write(&f.file, &Record { actions: left, ..f.record.clone() })
+        };
+    }
+    lines
 }
 
 /// The warning line for a run that is starting, if dead processes left

@@ -49,6 +49,12 @@ pub fn command_name(pid: u32) -> Option<String> {
     super::read_trim(format!("/proc/{pid}/comm"))
 }
 
+/// The thread group (process) a thread id belongs to.
+pub fn tgid(pid: u32) -> Option<u32> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status.lines().find_map(|l| l.strip_prefix("Tgid:")).and_then(|v| v.trim().parse().ok())
+}
+
 /// Clock ticks after boot as seconds since the Unix epoch.
 pub fn started_unix(start_ticks: u64) -> Option<u64> {
     // SAFETY: sysconf only reads the constant it is given.

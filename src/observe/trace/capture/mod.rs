@@ -1,0 +1,376 @@
+//! Capturing what reaches one block device as blktrace records.
+//!
+//! [`start`] tries, in order, the ftrace `blk` tracer (top-level tracefs
+//! instance, binary records read from the per-CPU ring buffers), the
+//! `block:*` tracepoints in a private instance (converted to the same
+//! records), the kernel's blktrace ioctls (relay files in debugfs), and
+//! last the device's counters alone (no records). Each method it passes
+//! over leaves its reason in [`Captured::reasons`].
+//!
+//! Every global change is announced to a log before it is made (see
+//! [`tracefs::Undo`]), so a killed process's changes can be put back by
+//! the next one; [`Capture::stop`] puts them back itself.
+
+pub mod blk_tracer;
+pub mod counters;
+pub mod ioctl;
+mod reader;
+pub mod ringbuf;
+pub mod tracefs;
+pub mod tracepoints;
+
+use crate::host::blockdev::BlockDev;
+use crate::observe::trace::record::RecordSink;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+pub use tracefs::Undo;
+
+/// How records are captured, in the order they are tried.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Method {
+    /// The ftrace `blk` tracer, binary records from the ring buffer.
+    BlkTracer,
+    /// The `block:*` tracepoints in a private tracefs instance.
+    Tracepoints,
+    /// BLKTRACESETUP/START and debugfs relay files (what `blktrace` uses).
+    Ioctl,
+    /// The device's I/O counters only: no records.
+    Counters,
+}
+
+impl Method {
+    pub const ALL: [Method; 4] = [Method::BlkTracer, Method::Tracepoints, Method::Ioctl, Method::Counters];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::BlkTracer => "blk-tracer",
+            Method::Tracepoints => "tracepoints",
+            Method::Ioctl => "ioctl",
+            Method::Counters => "counters",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Method, String> {
+        Method::ALL.into_iter().find(|m| m.name() == s).ok_or_else(|| {
+            let names: Vec<&str> = Method::ALL.iter().map(|m| m.name()).collect();
+            format!("unknown trace method '{s}': expected one of {}", names.join(", "))
+        })
+    }
+}
+
+impl std::fmt::Display for Method {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Per-CPU ring buffer size when none is asked for.
+pub const DEFAULT_BUFFER_KB: u64 = 8192;
+/// Bounds of the per-CPU buffer: a few pages, and not more than a capture needs.
+pub const MIN_BUFFER_KB: u64 = 8;
+pub const MAX_BUFFER_KB: u64 = 262_144;
+
+/// What to trace and how.
+#[derive(Clone, Debug)]
+pub struct TraceRequest {
+    /// A device name (`loop3`, `vda1`) or its node (`/dev/loop3`).
+    pub device: String,
+    /// Ring buffer per CPU, in KiB (within MIN_BUFFER_KB..=MAX_BUFFER_KB).
+    pub buffer_kb_per_cpu: u64,
+    /// Use only this method (no fallback).
+    pub method: Option<Method>,
+}
+
+impl TraceRequest {
+    pub fn new(device: &str) -> TraceRequest {
+        TraceRequest { device: device.to_string(), buffer_kb_per_cpu: DEFAULT_BUFFER_KB, method: None }
+    }
+}
+
+/// The task behind a pid in the records.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PidInfo {
+    /// The process (thread group) the thread belongs to, when it could be
+    /// looked up while it ran.
+    pub tgid: Option<u32>,
+    pub comm: String,
+}
+
+/// What a capture got.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Captured {
+    pub method: Method,
+    /// Why each method before `method` was not used.
+    pub reasons: Vec<String>,
+    /// The device traced (`loop3`) and, for a partition, its disk.
+    pub device: String,
+    pub traced_disk: String,
+    /// Sector range kept (a partition's), first and last included.
+    pub sectors: Option<(u64, u64)>,
+    pub records: u64,
+    /// Events the kernel could not keep (ring buffer overruns and drops).
+    pub lost_events: u64,
+    pub lost_per_cpu: Vec<u64>,
+    /// CLOCK_MONOTONIC at the start; record times count from here.
+    pub start_monotonic_ns: u64,
+    pub duration_ns: u64,
+    pub pids: BTreeMap<u32, PidInfo>,
+    /// Counters-only captures: what the device's counters moved by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<crate::host::blockdev::DiskStat>,
+    /// Events read from the kernel's buffers (with those not turned into
+    /// records); with `lost_events`, what the kernel wrote.
+    #[serde(default)]
+    pub kernel_events_read: u64,
+    /// Things worth knowing about this capture (how a partition was filtered, ...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// Why no capture could start or finish.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CaptureError {
+    /// The device named is not something that can be traced.
+    BadDevice(String),
+    /// Tracing needs root.
+    NotRoot(String),
+    /// The forced method (or every method) failed; the reasons, in order.
+    Unavailable(Vec<String>),
+    /// Something failed during or at the end of a capture.
+    Failed(String),
+}
+
+impl std::fmt::Display for CaptureError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CaptureError::BadDevice(s) | CaptureError::NotRoot(s) | CaptureError::Failed(s) => f.write_str(s),
+            CaptureError::Unavailable(r) => write!(f, "no trace method works here: {}", r.join("; ")),
+        }
+    }
+}
+
+impl std::error::Error for CaptureError {}
+
+/// The device a request names, resolved.
+#[derive(Clone, Debug)]
+pub struct Target {
+    pub dev: BlockDev,
+    /// The whole disk whose queue is traced.
+    pub disk: BlockDev,
+    /// A partition's first and last sector on its disk.
+    pub range: Option<(u64, u64)>,
+    /// The kernel's internal device number records carry (`major << 20 | minor`).
+    pub kdev: u32,
+    pub disk_kdev: u32,
+}
+
+/// Resolve `device` (name or /dev path) to a block device; errors say what was expected.
+pub fn resolve(device: &str) -> Result<Target, CaptureError> {
+    let bad = |why: String| CaptureError::BadDevice(format!("cannot trace '{device}': {why}"));
+    if device.is_empty() {
+        return Err(bad("expected a block device name (loop3) or node (/dev/loop3)".into()));
+    }
+    let dev = if device.contains('/') {
+        let p = Path::new(device);
+        let meta = std::fs::metadata(p).map_err(|e| bad(format!("{e}; expected a block device node such as /dev/loop3")))?;
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
+        if !meta.file_type().is_block_device() {
+            return Err(bad("it is not a block device (expected a node such as /dev/loop3)".into()));
+        }
+        let rdev = meta.rdev();
+        let (maj, min) = (crate::host::blockdev::dev_major(rdev), crate::host::blockdev::dev_minor(rdev));
+        BlockDev::from_devnum(maj, min).ok_or_else(|| bad(format!("block device {maj}:{min} is not in /sys/dev/block")))?
+    } else {
+        BlockDev::from_name(device)
+            .ok_or_else(|| bad("no such block device in /sys/class/block (expected a name such as loop3 or /dev/loop3)".into()))?
+    };
+    let disk = dev.whole_disk();
+    let range = if dev.is_partition() {
+        let start = crate::host::read_trim(dev.sysfs_dir.join("start")).and_then(|s| s.parse::<u64>().ok());
+        let size = crate::host::read_trim(dev.sysfs_dir.join("size")).and_then(|s| s.parse::<u64>().ok());
+        match (start, size) {
+            (Some(s), Some(n)) if n > 0 => Some((s, s + n - 1)),
+            _ => return Err(bad(format!("partition {} has no readable start/size in {}", dev.name, dev.sysfs_dir.display()))),
+        }
+    } else {
+        None
+    };
+    let kdev = (dev.major << 20) | dev.minor;
+    let disk_kdev = (disk.major << 20) | disk.minor;
+    Ok(Target { dev, disk, range, kdev, disk_kdev })
+}
+
+/// CLOCK_MONOTONIC now, in ns (what trace_clock `mono` counts).
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: ts is a valid timespec to write into.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// A running capture of one method.
+pub(crate) trait Running: Send {
+    /// Stop the events, read what is left, put back what was changed.
+    fn stop(self: Box<Self>) -> Result<Stopped, (String, Option<Box<dyn RecordSink>>)>;
+}
+
+/// What a method hands back when it stops.
+pub(crate) struct Stopped {
+    pub sink: Box<dyn RecordSink>,
+    pub records: u64,
+    pub lost_per_cpu: Vec<u64>,
+    pub pids: BTreeMap<u32, PidInfo>,
+    pub counters: Option<crate::host::blockdev::DiskStat>,
+    pub notes: Vec<String>,
+    pub ring_events: u64,
+}
+
+/// What stopping gives: what was captured and the sink, or why not and
+/// the sink when it could be recovered.
+pub type StopResult = Result<(Captured, Box<dyn RecordSink>), (CaptureError, Option<Box<dyn RecordSink>>)>;
+
+/// A capture in progress.
+pub struct Capture {
+    running: Box<dyn Running>,
+    method: Method,
+    reasons: Vec<String>,
+    target: Target,
+    start_ns: u64,
+    notes: Vec<String>,
+}
+
+impl Capture {
+    pub fn method(&self) -> Method {
+        self.method
+    }
+    pub fn reasons(&self) -> &[String] {
+        &self.reasons
+    }
+    pub fn start_monotonic_ns(&self) -> u64 {
+        self.start_ns
+    }
+
+    /// Stop, read the rest, put back every setting; the sink comes back
+    /// for the caller to finish. On failure the sink is returned when it
+    /// could be recovered.
+    pub fn stop(self) -> StopResult {
+        let end = monotonic_ns();
+        let s = self.running.stop().map_err(|(e, sink)| (CaptureError::Failed(e), sink))?;
+        let mut notes = self.notes;
+        notes.extend(s.notes);
+        let captured = Captured {
+            method: self.method,
+            reasons: self.reasons,
+            device: self.target.dev.name.clone(),
+            traced_disk: self.target.disk.name.clone(),
+            sectors: self.target.range,
+            records: s.records,
+            lost_events: s.lost_per_cpu.iter().sum(),
+            lost_per_cpu: s.lost_per_cpu,
+            start_monotonic_ns: self.start_ns,
+            duration_ns: end.saturating_sub(self.start_ns),
+            pids: s.pids,
+            counters: s.counters,
+            kernel_events_read: s.ring_events,
+            notes,
+        };
+        Ok((captured, s.sink))
+    }
+}
+
+/// Start capturing `req.device` into `sink` (see the module's documentation).
+pub fn start(req: &TraceRequest, sink: Box<dyn RecordSink>) -> Result<Capture, CaptureError> {
+    start_logged(req, sink, &mut |_| {})
+}
+
+/// [`start`], announcing each change to `log` before it is made.
+pub fn start_logged(req: &TraceRequest, sink: Box<dyn RecordSink>, log: &mut dyn FnMut(&Undo)) -> Result<Capture, CaptureError> {
+    if !(MIN_BUFFER_KB..=MAX_BUFFER_KB).contains(&req.buffer_kb_per_cpu) {
+        return Err(CaptureError::BadDevice(format!(
+            "trace buffer of {} KiB per CPU: expected {MIN_BUFFER_KB} to {MAX_BUFFER_KB} KiB",
+            req.buffer_kb_per_cpu
+        )));
+    }
+    let target = resolve(&req.device)?;
+    if !crate::host::is_root() {
+        return Err(CaptureError::NotRoot(format!(
+            "cannot trace {}: block tracing needs root (tracefs and the device's trace settings)",
+            target.dev.dev_path().display()
+        )));
+    }
+    let methods: Vec<Method> = match req.method {
+        Some(m) => vec![m],
+        None => Method::ALL.to_vec(),
+    };
+    let mut reasons = Vec::new();
+    let mut sink = Some(sink);
+    for m in methods {
+        let start_ns = monotonic_ns();
+        let s = sink.take().expect("the sink is handed back by every failed method");
+        let attempt = match m {
+            Method::BlkTracer => blk_tracer::start(req, &target, s, start_ns, log),
+            Method::Tracepoints => tracepoints::start(req, &target, s, start_ns, log),
+            Method::Ioctl => ioctl::start(req, &target, s, start_ns, log),
+            Method::Counters => counters::start(&target, s),
+        };
+        match attempt {
+            Ok((running, notes)) => return Ok(Capture { running, method: m, reasons, target, start_ns, notes }),
+            Err((why, back)) => {
+                reasons.push(format!("{m}: {why}"));
+                sink = Some(back);
+            }
+        }
+    }
+    Err(CaptureError::Unavailable(reasons))
+}
+
+/// What a method's `start` returns: the running capture and its notes, or
+/// why not and the sink back.
+pub(crate) type Started = Result<(Box<dyn Running>, Vec<String>), (String, Box<dyn RecordSink>)>;
+
+/// Undo `steps` newest first; every error is kept.
+pub(crate) fn undo_all(steps: &mut Vec<Undo>) -> Result<(), String> {
+    let mut errors = Vec::new();
+    while let Some(u) = steps.pop() {
+        if let Err(e) = u.perform() {
+            errors.push(format!("could not {u}: {e}"));
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors.join("; "))
+    }
+}
+
+/// The `trace` directory in sysfs for the device (a partition's own, so
+/// the kernel keeps to its sectors).
+pub(crate) fn sysfs_trace_dir(t: &Target) -> PathBuf {
+    t.dev.sysfs_dir.join("trace")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn methods_parse_by_name() {
+        for m in Method::ALL {
+            assert_eq!(Method::parse(m.name()), Ok(m));
+        }
+        let e = Method::parse("perf").unwrap_err();
+        assert!(e.contains("blk-tracer, tracepoints, ioctl, counters"), "{e}");
+    }
+
+    #[test]
+    fn bad_devices_are_named() {
+        let e = resolve("no-such-dev0").unwrap_err().to_string();
+        assert!(e.contains("'no-such-dev0'") && e.contains("no such block device"), "{e}");
+        let e = resolve("/etc/passwd").unwrap_err().to_string();
+        assert!(e.contains("not a block device"), "{e}");
+        let e = resolve("/nonexistent/dev").unwrap_err().to_string();
+        assert!(e.contains("No such file"), "{e}");
+    }
+}
