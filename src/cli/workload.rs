@@ -259,11 +259,13 @@ fn run_plan(lowered: Lowered, env: &EnvFlags, repeat: &RepeatArgs, opts: &RunOpt
     let plan = lowered.plan;
     let background = env.background.as_ref().map(|b| b.spec_in(&plan.data_dir().join("fsbench-background")));
     let mut cells: Vec<CellRun> = Vec::new();
+    let trace_default = crate::runner::trace::default_basename();
     for i in 1..=repeat.repeat {
         if opts.stop.load(Ordering::Relaxed) {
             break;
         }
-        let cell_env = Environment { cache: env.cache.as_ref(), background: background.as_ref(), target: None };
+        let trace = env.trace.as_ref().map(|t| (t, trace_basename(t, &trace_default, i, repeat.repeat)));
+        let cell_env = Environment { cache: env.cache.as_ref(), background: background.as_ref(), target: None, trace };
         match run_cell(&plan, cell_env, opts) {
             Ok(c) => cells.push(c),
             Err(e) => {
@@ -302,6 +304,17 @@ fn run_plan(lowered: Lowered, env: &EnvFlags, repeat: &RepeatArgs, opts: &RunOpt
         Ok(()) => status,
         Err(code) => code,
     }
+}
+
+/// Run `i` of `n`'s trace files: the named base (or the default), with
+/// `-runI` added when there are several runs.
+fn trace_basename(t: &crate::model::environment::TraceSpec, default: &std::path::Path, i: u32, n: u32) -> PathBuf {
+    let base = t.output.clone().unwrap_or_else(|| default.to_path_buf());
+    if n == 1 {
+        return base;
+    }
+    let name = base.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| "trace".into());
+    base.with_file_name(format!("{name}-run{i}"))
 }
 
 /// What a run writes besides its report: its tool's own files (IOzone's

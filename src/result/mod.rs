@@ -339,6 +339,9 @@ pub struct RunResult {
     /// and no statistic uses it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed: Option<String>,
+    /// The block trace taken around the run (`--trace`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<trace::TraceReport>,
 }
 
 impl RunResult {
@@ -356,6 +359,7 @@ pub mod iozone;
 pub mod load;
 pub mod postmark;
 pub mod steady;
+pub mod trace;
 #[cfg(test)]
 pub(crate) mod testutil;
 pub mod verify;

@@ -71,6 +71,7 @@ pub fn run(jobs: &[JobResult], devices: &[DeviceReport]) -> RunResult {
         warnings: Vec::new(),
         partial: false,
         failed: None,
+        trace: None,
     }
 }
 

@@ -9,10 +9,12 @@ use super::{execute, RunError, RunOptions};
 use crate::environment::background::{BackgroundLoad, BackgroundReport};
 use crate::environment::cache::{self, CacheReport};
 use crate::environment::target::ActiveTarget;
-use crate::model::environment::{BackgroundSpec, CacheScenario};
+use crate::model::environment::{BackgroundSpec, CacheScenario, TraceSpec};
 use crate::model::Plan;
 use crate::result::experiment::Attribution;
 use crate::result::RunResult;
+use super::trace::{device_of, Owners, TraceRun};
+use std::path::PathBuf;
 
 /// The environment a cell runs in.
 #[derive(Default)]
@@ -22,6 +24,8 @@ pub struct Environment<'a> {
     /// A target fsbench set up: a fresh mount remounts it, attribution
     /// reads its device.
     pub target: Option<&'a mut ActiveTarget>,
+    /// Trace the run's device; the files go to `trace_basename`.
+    pub trace: Option<(&'a TraceSpec, PathBuf)>,
 }
 
 /// A run and what was done and seen around it.
@@ -34,9 +38,9 @@ pub struct CellRun {
 }
 
 pub fn run_cell(plan: &Plan, env: Environment, opts: &RunOptions) -> Result<CellRun, RunError> {
-    let Environment { cache: scenario, background, mut target } = env;
+    let Environment { cache: scenario, background, mut target, trace } = env;
     let opts = RunOptions { cache_controlled: scenario.is_some_and(|s| *s != CacheScenario::Warm), ..opts.clone() };
-    let (mut cache_step, mut load) = (None, Ok(None));
+    let (mut cache_step, mut load, mut tracing) = (None, Ok(None), Ok(None));
     let result = execute(plan, &opts, &mut |files| {
         if let Some(s) = scenario {
             // The guard keeps a polluted scenario's file (and its cached
@@ -51,8 +55,25 @@ pub fn run_cell(plan: &Plan, env: Environment, opts: &RunOptions) -> Result<Cell
             }
             cache_step = Some((report, guard));
         }
+        // After the cache step (its I/O is not the run's), before the
+        // background load (whose I/O is).
+        tracing = trace
+            .as_ref()
+            .map(|(spec, basename)| {
+                let dev = device_of(spec, files, &plan.data_dir())?;
+                let t = TraceRun::start(&dev, None, None, basename)?;
+                for why in t.reasons() {
+                    opts.events.note(&format!("trace: {why}"));
+                }
+                opts.events.note(&format!("trace: {} on {dev}, files {}.blktrace.*", t.method(), basename.display()));
+                Ok(t)
+            })
+            .transpose()
+            .map_err(RunError::Environment);
         load = background.map(|b| BackgroundLoad::start(b).map_err(|e| RunError::Environment(format!("background load: {e}")))).transpose();
     });
+    // The trace ends with the measured run, before the load's clean-up.
+    let traced = tracing.and_then(|t| t.map(TraceRun::stop).transpose().map_err(RunError::Environment));
     let cache_report = cache_step.map(|(report, guard)| {
         drop(guard);
         report
@@ -64,7 +85,16 @@ pub fn run_cell(plan: &Plan, env: Environment, opts: &RunOptions) -> Result<Cell
     if let Some(e) = bg_report.as_ref().and_then(|b| b.error.as_ref()) {
         opts.events.warning(&format!("the background load failed during the run: {e}"));
     }
-    let result = result?;
+    let mut result = result?;
+    if let Some(t) = traced? {
+        let owners = Owners { background: bg_report.as_ref().map(|b| b.pid), ..Owners::this_process() };
+        let written = result.jobs.iter().map(|j| j.issued().1 .1).sum();
+        let report = t.report(&owners, Some(written)).map_err(RunError::Environment)?;
+        if report.capture.lost_events > 0 {
+            opts.events.warning(&format!("trace: the kernel lost {} events; the trace's figures are incomplete", report.capture.lost_events));
+        }
+        result.trace = Some(report);
+    }
     if scenario.is_some() && cache_report.is_none() {
         return Err(RunError::Workload("the run ended before its cache scenario was applied".into()));
     }

@@ -322,7 +322,11 @@ fn run_one(exp: &Experiment, t: &Target, active: &mut ActiveTarget, p: &Planned,
         command: command(exp, p),
     };
     let background = exp.backgrounds[p.background].as_ref().map(|b| b.spec_in(&background_dir(&t.spec, &active.path)));
-    let env = Environment { cache: Some(&exp.caches[p.cache]), background: background.as_ref(), target: Some(&mut *active) };
+    // A cell's trace sits next to its run file: traces/CELL-rN.blktrace.*.
+    let trace_base = opts.out.join("traces").join(format!("{}-r{}", p.cell.key(), p.repeat));
+    let trace = exp.trace.as_ref().map(|t| (t, t.output.clone().unwrap_or(trace_base)));
+    let env =
+        Environment { cache: Some(&exp.caches[p.cache]), background: background.as_ref(), target: Some(&mut *active), trace };
     match run_cell(&plan, env, &run_opts) {
         Ok(cell) => saved_run(exp, p, active.info.clone(), cell),
         Err(e) => failed_run(exp, p, active.info.clone(), &e.to_string()),
@@ -365,6 +369,7 @@ fn failed_run(exp: &Experiment, p: &Planned, target: TargetRecord, error: &str) 
         warnings: Vec::new(),
         partial: false,
         failed: Some(error.to_string()),
+        trace: None,
     };
     saved_run(exp, p, target, CellRun { result, cache: Some(cache), background: None, attribution: Attribution::default() })
 }

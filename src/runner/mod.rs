@@ -14,6 +14,7 @@ pub mod iozone;
 pub mod jobs;
 pub mod postmark;
 pub mod rng;
+pub mod trace;
 pub(crate) mod window;
 pub mod ycsb;
 
@@ -121,6 +122,7 @@ pub(crate) fn envelope(
         warnings,
         partial,
         failed,
+        trace: None,
     }
 }
 

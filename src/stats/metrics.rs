@@ -12,6 +12,7 @@
 //! | `device/read_MiB`         | what the devices under the files read, MiB           |
 //! | `device/write_MiB`        | what they wrote, MiB                                 |
 //! | `cpu/us_per_op`           | process CPU time (user + system) per operation, µs   |
+//! | `trace/…`                 | with `--trace`, the trace analysis's figures (`TraceAnalysis::metrics`: dispatches, each role's share of the device's writes, write amplification, btt's phases, queue depth, idle time) |
 //!
 //! `JOB` is the job's name; when several reported units share a name (the
 //! clones of a job with `numjobs` and no `group_reporting`), the second is
@@ -81,6 +82,10 @@ pub fn metrics(r: &RunResult) -> Vec<(String, f64)> {
     if ops > 0 && !r.groups.is_empty() {
         let cpu_s: f64 = r.groups.iter().map(|g| g.cpu.user_s + g.cpu.system_s).sum();
         out.push(("cpu/us_per_op".into(), cpu_s * 1e6 / ops as f64));
+    }
+    // The block trace's figures (`--trace`): dispatches, shares, phases, ...
+    if let Some(t) = &r.trace {
+        out.extend(t.metrics().into_iter().map(|(name, _, v)| (name.replacen("trace.", "trace/", 1), v)));
     }
     out.retain(|(_, v)| v.is_finite());
     out

@@ -129,6 +129,10 @@ impl TraceWriter {
 }
 
 impl RecordSink for TraceWriter {
+    fn close(self: Box<Self>) -> io::Result<Vec<PathBuf>> {
+        self.finish()
+    }
+
     fn push(&mut self, rec: &Record<'_>) -> io::Result<()> {
         let cpu = rec.h.cpu as usize;
         let mut h = rec.h;

@@ -167,6 +167,10 @@ pub struct Record<'a> {
 /// thread, so an implementation should only copy or append.
 pub trait RecordSink: Send {
     fn push(&mut self, rec: &Record<'_>) -> std::io::Result<()>;
+    /// The capture is over: flush, and name the files written, if any.
+    fn close(self: Box<Self>) -> std::io::Result<Vec<std::path::PathBuf>> {
+        Ok(Vec::new())
+    }
 }
 
 impl RecordSink for Vec<u8> {

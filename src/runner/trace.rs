@@ -1,0 +1,135 @@
+//! A block trace around a measured run (`--trace`, an experiment's
+//! `trace`), and around a command (`fsbench trace`): the capture writes
+//! blktrace's per-CPU files as records arrive; at the end they are read
+//! back once for blkparse's summary and the analysis.
+
+use crate::environment::trace::{self as session, TraceSession};
+use crate::host::blockdev::device_for_path;
+use crate::model::environment::TraceSpec;
+use crate::observe::trace::analysis::{self, Context, Role};
+use crate::observe::trace::capture::{Captured, Method, TraceRequest};
+use crate::observe::trace::files::{read_trace, TraceWriter};
+use crate::observe::trace::summary::{summarize, Mode};
+use crate::result::trace::TraceReport;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A capture in progress and where its files go.
+pub struct TraceRun {
+    session: TraceSession,
+    basename: PathBuf,
+}
+
+/// Who the pids in a trace belong to: this process's threads are the
+/// benchmark, the background load's process its load.
+pub struct Owners {
+    pub benchmark: u32,
+    pub background: Option<u32>,
+}
+
+impl Owners {
+    pub fn this_process() -> Owners {
+        Owners { benchmark: std::process::id(), background: None }
+    }
+}
+
+/// The device a run's files are on: the first file that is a block device
+/// or lies on one (`spec.device` overrides).
+pub fn device_of(spec: &TraceSpec, files: &[PathBuf], data_dir: &Path) -> Result<String, String> {
+    if let Some(d) = &spec.device {
+        return Ok(d.clone());
+    }
+    files
+        .iter()
+        .map(PathBuf::as_path)
+        .chain(std::iter::once(data_dir))
+        .find_map(device_for_path)
+        .map(|d| d.name)
+        .ok_or_else(|| format!("--trace: no block device under {} (tmpfs has none); name one with --trace=DEV", data_dir.display()))
+}
+
+/// Where a run's trace goes when the spec names no place:
+/// `fsbench-trace-UNIXTIME/trace` in the current directory.
+pub fn default_basename() -> PathBuf {
+    PathBuf::from(format!("fsbench-trace-{}", super::unix_now())).join("trace")
+}
+
+impl TraceRun {
+    /// Start tracing `device`, writing `basename.blktrace.CPU` (its
+    /// directory is made if missing).
+    pub fn start(device: &str, method: Option<Method>, buffer_kb: Option<u64>, basename: &Path) -> Result<TraceRun, String> {
+        if let Some(dir) = basename.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| format!("trace: cannot make {}: {e}", dir.display()))?;
+        }
+        let writer = TraceWriter::create(basename).map_err(|e| format!("trace: {e}"))?;
+        let mut req = TraceRequest::new(device);
+        req.method = method;
+        if let Some(kb) = buffer_kb {
+            req.buffer_kb_per_cpu = kb;
+        }
+        let session = session::start(&req, Box::new(writer)).map_err(|e| format!("trace: {e}"))?;
+        Ok(TraceRun { session, basename: basename.to_path_buf() })
+    }
+
+    pub fn method(&self) -> Method {
+        self.session.capture().method()
+    }
+
+    pub fn reasons(&self) -> &[String] {
+        self.session.capture().reasons()
+    }
+
+    /// Stop the capture and close its files.
+    pub fn stop(self) -> Result<Stopped, String> {
+        let (captured, sink) = self.session.stop().map_err(|(e, _)| format!("trace: {e}"))?;
+        let files = sink.close().map_err(|e| format!("trace: {e}"))?;
+        Ok(Stopped { captured, basename: self.basename, files })
+    }
+}
+
+/// A finished capture, its files closed.
+pub struct Stopped {
+    pub captured: Captured,
+    pub basename: PathBuf,
+    pub files: Vec<PathBuf>,
+}
+
+impl Stopped {
+    /// Read the files back for blkparse's summary and the analysis;
+    /// `written` (the workload's bytes written) gives the write amplification.
+    pub fn report(self, owners: &Owners, written: Option<u64>) -> Result<TraceReport, String> {
+        report(self.captured, &self.basename, self.files, owners, written)
+    }
+}
+
+/// blkparse's summary and the analysis of the files a capture wrote.
+fn report(captured: Captured, basename: &Path, files: Vec<PathBuf>, owners: &Owners, written: Option<u64>) -> Result<TraceReport, String> {
+    if captured.method == Method::Counters {
+        return Ok(TraceReport { capture: captured, basename: basename.to_path_buf(), files, summary: None, analysis: None });
+    }
+    let trace = read_trace(basename).map_err(|e| format!("trace: {e}"))?;
+    let name = basename.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let summary = summarize(trace.merged(), Mode::Files { name });
+    let roles = roles(&captured.pids, owners);
+    let mut ctx = Context::new(Box::new(move |pid| roles.get(&pid).copied().unwrap_or(Role::Other)));
+    ctx.workload_bytes_written = written;
+    let analysis = analysis::analyse(trace.merged(), &ctx);
+    Ok(TraceReport { capture: captured, basename: basename.to_path_buf(), files, summary: Some(summary), analysis: Some(analysis) })
+}
+
+/// Each traced pid's role, by the process it belonged to.
+fn roles(pids: &BTreeMap<u32, crate::observe::trace::capture::PidInfo>, owners: &Owners) -> BTreeMap<u32, Role> {
+    pids.iter()
+        .map(|(&pid, info)| {
+            let process = info.tgid.unwrap_or(pid);
+            let role = if process == owners.benchmark {
+                Role::Benchmark
+            } else if Some(process) == owners.background {
+                Role::Background
+            } else {
+                Role::Other
+            };
+            (pid, role)
+        })
+        .collect()
+}
