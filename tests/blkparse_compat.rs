@@ -362,3 +362,26 @@ fn btt_reads_what_blkparse_dumps_of_our_files() {
     assert_eq!(n, completed, "btt's Q2C count: {q2c}");
     assert!(text.lines().any(|l| l.trim_start().starts_with("ALL")), "{text}");
 }
+
+#[test]
+fn two_devices_in_a_stream_get_a_block_each() {
+    if no_blkparse() {
+        return;
+    }
+    // Sequence numbers are counted per device and CPU: device 8,16 sees
+    // 1 then 3 on cpu 0, a skip; 7,3 sees 2 then 4, a skip too.
+    let other = 8 << 20 | 16;
+    let recs: Vec<(u32, Header)> =
+        [(1u32, other, 1_000u64, true), (2, DEV, 2_000, true), (3, other, 3_000, false), (4, DEV, 2_000_004_000, false)]
+            .iter()
+            .map(|&(seq, dev, t, w)| {
+                let mut h = q(t, w);
+                h.device = dev;
+                (seq, h)
+            })
+            .collect();
+    let s = check_stream(&[(0, recs)]);
+    let labels: Vec<&str> = s.devices.iter().map(|d| d.label.as_str()).collect();
+    assert_eq!(labels, vec!["8,16", "7,3"]);
+    assert!(s.devices.iter().all(|d| d.skips == 1));
+}
