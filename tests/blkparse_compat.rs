@@ -385,3 +385,25 @@ fn two_devices_in_a_stream_get_a_block_each() {
     assert_eq!(labels, vec!["8,16", "7,3"]);
     assert!(s.devices.iter().all(|d| d.skips == 1));
 }
+
+#[test]
+fn iowatcher_draws_our_files() {
+    if no_blkparse() {
+        return;
+    }
+    if !common::have("iowatcher") && common::skip("iowatcher is not installed") {
+        return;
+    }
+    let mut b = Build::new();
+    for i in 0..200u64 {
+        b.io((i % 2) as u16, i % 4 != 0, i * 8, 4096);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("watched");
+    b.write_files(&base);
+    let svg = dir.path().join("watched.svg");
+    let out = Command::new("iowatcher").arg("-t").arg(&base).arg("-o").arg(&svg).current_dir(dir.path()).output().unwrap();
+    assert!(out.status.success(), "iowatcher failed: {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg") && text.len() > 10_000, "iowatcher drew {} bytes", text.len());
+}
