@@ -185,6 +185,12 @@ struct Gap {
     end: u64,
 }
 
+/// How many of the newest gaps a late or new record is compared with.
+/// blkparse compares with all of them, which is quadratic in the number
+/// of gaps; a trace would need more than this many open at once to count
+/// differently.
+const GAP_SCAN: usize = 1024;
+
 /// One CPU's state while counting.
 struct CpuState {
     cpu: u32,
@@ -201,7 +207,7 @@ impl CpuState {
 
     /// Records a gap, growing a neighbouring one when it touches it.
     fn insert_gap(&mut self, start: u64, end: u64) {
-        for g in self.gaps.iter_mut().rev() {
+        for g in self.gaps.iter_mut().rev().take(GAP_SCAN) {
             if end == g.start.wrapping_sub(1) {
                 g.start = start;
                 return;
@@ -216,7 +222,7 @@ impl CpuState {
     /// A late record filling a gap. Filling one in its middle leaves, as
     /// blkparse does, the gap's first part and a reversed second part.
     fn fill(&mut self, seq: u64) -> bool {
-        for i in (0..self.gaps.len()).rev() {
+        for i in (0..self.gaps.len()).rev().take(GAP_SCAN) {
             let g = self.gaps[i];
             if g.start <= seq && seq <= g.end {
                 if g.start == seq {
