@@ -268,6 +268,7 @@ fn spawn_trace(l: &Loop, state: &Path, extra: &[&str]) -> std::process::Child {
         }
     }
     let _ = child.kill();
+    let _ = child.wait();
     panic!("fsbench trace did not start: {line}");
 }
 
@@ -328,7 +329,7 @@ fn a_killed_tracepoint_trace_leaves_an_instance_cleanup_removes() {
 fn ctrl_c_stops_the_trace_and_the_command() {
     let Some((_g, l)) = setup() else { return };
     let bin = assert_cmd::cargo::cargo_bin("fsbench");
-    let mut child = std::process::Command::new(bin)
+    let child = std::process::Command::new(bin)
         .args(["trace", "-d", &l.name, "--method", "tracepoints", "--", "sleep", "30"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
