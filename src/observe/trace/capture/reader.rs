@@ -1,6 +1,7 @@
 //! One reader thread per CPU over `per_cpu/cpuN/trace_pipe_raw`: it waits
 //! (poll, woken by the kernel when the buffer is `buffer_percent` full, or
-//! every 100 ms), reads whole ring-buffer pages, turns their events into
+//! every 10 ms, soon enough to look a new thread's process up in /proc
+//! while it most likely still runs), reads whole ring-buffer pages, turns their events into
 //! blktrace records with a [`Convert`] and hands them to the sink. On stop
 //! it reads what is left and ends.
 
@@ -14,6 +15,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+
+/// How long a reader waits for the kernel's wake-up before reading anyway.
+const POLL_MS: i32 = 10;
 
 /// Turns ring-buffer events of one CPU into encoded blktrace records.
 pub trait Convert: Send {
@@ -176,7 +180,7 @@ fn read_loop(
         }
         let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
         // SAFETY: one valid pollfd for the duration of the call.
-        unsafe { libc::poll(&mut pfd, 1, 100) };
+        unsafe { libc::poll(&mut pfd, 1, POLL_MS) };
     }
 }
 
