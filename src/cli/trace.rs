@@ -1,16 +1,13 @@
 //! `fsbench trace -d DEV [-w SECONDS] [-o BASENAME] [--method M] [-- COMMAND]`:
 //! capture what reaches a block device for a time, while a command runs,
-//! or until Ctrl-C; what was captured on stderr, a per-direction summary
-//! on stdout.
+//! or until Ctrl-C, into blktrace's files; how it was captured on stderr,
+//! blkparse's summary and the analysis on stdout.
 
-use crate::environment::trace as session;
-use crate::observe::trace::capture::{CaptureError, Method, TraceRequest, DEFAULT_BUFFER_KB, MAX_BUFFER_KB, MIN_BUFFER_KB};
-use crate::observe::trace::record::{act, Record, RecordSink};
+use crate::observe::trace::capture::{Method, DEFAULT_BUFFER_KB, MAX_BUFFER_KB, MIN_BUFFER_KB};
+use crate::runner::trace::{Owners, TraceRun};
 use clap::Args;
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 #[derive(Args, Debug)]
@@ -23,7 +20,9 @@ pub struct TraceArgs {
     /// Without it and without a COMMAND, trace until Ctrl-C.
     #[arg(short = 'w', long, value_name = "SECONDS")]
     seconds: Option<f64>,
-    /// Write the records as one raw blktrace stream to BASENAME.raw.
+    /// Write the records as blktrace does, BASENAME.blktrace.CPU
+    /// (`blkparse -i BASENAME`, btt and iowatcher read them); default: the
+    /// device's name in the current directory, as blktrace.
     #[arg(short = 'o', long, value_name = "BASENAME")]
     output: Option<PathBuf>,
     /// Use only this method: blk-tracer, tracepoints, ioctl or counters
@@ -36,45 +35,6 @@ pub struct TraceArgs {
     /// A command to run while tracing (after --).
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
-}
-
-/// Per direction, the queued, dispatched and completed I/Os and their bytes.
-#[derive(Clone, Copy, Debug, Default)]
-struct Counts {
-    /// [read, write] × [Q, D, C] × (ios, bytes)
-    n: [[(u64, u64); 3]; 2],
-}
-
-/// The sink `fsbench trace` writes through: counts for the summary, and
-/// the raw stream when `-o` is given.
-struct SummarySink {
-    counts: Arc<Mutex<Counts>>,
-    out: Option<std::io::BufWriter<std::fs::File>>,
-}
-
-impl RecordSink for SummarySink {
-    fn push(&mut self, rec: &Record<'_>) -> std::io::Result<()> {
-        let h = &rec.h;
-        if !h.is_notify() {
-            let col = match h.action_code() {
-                act::QUEUE => Some(0),
-                act::ISSUE => Some(1),
-                act::COMPLETE => Some(2),
-                _ => None,
-            };
-            if let Some(c) = col {
-                let mut g = self.counts.lock().unwrap_or_else(|e| e.into_inner());
-                let cell = &mut g.n[h.is_write() as usize][c];
-                cell.0 += 1;
-                cell.1 += h.bytes as u64;
-            }
-        }
-        if let Some(w) = &mut self.out {
-            w.write_all(&h.encode())?;
-            w.write_all(rec.pdu)?;
-        }
-        Ok(())
-    }
 }
 
 fn fail(msg: String, code: i32) -> i32 {
@@ -95,31 +55,19 @@ pub fn run(a: TraceArgs) -> i32 {
     if !(MIN_BUFFER_KB..=MAX_BUFFER_KB).contains(&a.buffer_kb) {
         return fail(format!("--buffer-kb {}: expected {MIN_BUFFER_KB} to {MAX_BUFFER_KB} KiB per CPU", a.buffer_kb), 2);
     }
-    let raw = a.output.as_ref().map(|b| PathBuf::from(format!("{}.raw", b.display())));
-    let out = match &raw {
-        Some(p) => match std::fs::File::create(p) {
-            Ok(f) => Some(std::io::BufWriter::with_capacity(1 << 20, f)),
-            Err(e) => return fail(format!("-o: cannot create {}: {e}", p.display()), 2),
-        },
-        None => None,
-    };
+    let basename = a.output.clone().unwrap_or_else(|| {
+        let dev = a.device.rsplit('/').next().unwrap_or(&a.device);
+        PathBuf::from(".").join(dev)
+    });
     let stop = super::install_stop_handler();
-    let counts = Arc::new(Mutex::new(Counts::default()));
-    let req = TraceRequest { device: a.device.clone(), buffer_kb_per_cpu: a.buffer_kb, method };
-    let sess = match session::start(&req, Box::new(SummarySink { counts: counts.clone(), out })) {
+    let sess = match TraceRun::start(&a.device, method, Some(a.buffer_kb), &basename) {
         Ok(s) => s,
-        Err(e) => {
-            if let Some(p) = &raw {
-                let _ = std::fs::remove_file(p);
-            }
-            let code = if matches!(e, CaptureError::BadDevice(_) | CaptureError::NotRoot(_)) { 2 } else { 1 };
-            return fail(e.to_string(), code);
-        }
+        Err(e) => return fail(e.message, if e.bad_input { 2 } else { 1 }),
     };
-    for line in &sess.recovered {
+    for line in sess.recovered() {
         eprintln!("fsbench trace: what a killed fsbench left: {line}");
     }
-    eprintln!("fsbench trace: tracing {} with {}", a.device, sess.capture().method());
+    eprintln!("fsbench trace: tracing {} with {}", a.device, sess.method());
 
     let mut child = None;
     let mut status_line = None;
@@ -164,6 +112,7 @@ pub fn run(a: TraceArgs) -> i32 {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
+    let child_pid = child.as_ref().map(|c| c.id());
     let stopped = sess.stop();
     if let Some(mut c) = child {
         if interrupted {
@@ -178,13 +127,20 @@ pub fn run(a: TraceArgs) -> i32 {
             Err(e) => status_line = Some(format!("cannot wait for '{}': {e}", a.command[0])),
         }
     }
-    let (captured, sink) = match stopped {
+    let stopped = match stopped {
         Ok(x) => x,
-        Err((e, _)) => return fail(format!("the capture failed: {e}"), 1),
+        Err(e) => return fail(format!("the capture failed: {e}"), 1),
     };
-    drop(sink);
-    if let (Some(p), true) = (&raw, captured.records > 0 || captured.method != Method::Counters) {
-        eprintln!("fsbench trace: wrote {} ({} records, one raw blktrace stream in arrival order)", p.display(), captured.records);
+    // The command and its children are the benchmark; without one, no
+    // process is (everything is "other").
+    let owners = Owners { benchmark: child_pid.unwrap_or(0), background: None };
+    let report = match stopped.report(&owners, None) {
+        Ok(r) => r,
+        Err(e) => return fail(e, 1),
+    };
+    let captured = &report.capture;
+    if !report.files.is_empty() {
+        eprintln!("fsbench trace: wrote {}.blktrace.0-{} (blkparse -i {0})", report.basename.display(), report.files.len() - 1);
     }
     eprintln!(
         "fsbench trace: {} on {}: {} records, {} events lost, {:.3} s",
@@ -203,26 +159,7 @@ pub fn run(a: TraceArgs) -> i32 {
     if let Some(s) = status_line {
         eprintln!("fsbench trace: {s}");
     }
-    let c = *counts.lock().unwrap_or_else(|e| e.into_inner());
-    let mut text = String::new();
-    text.push_str("direction  queued_ios  queued_bytes  dispatched_ios  dispatched_bytes  completed_ios  completed_bytes\n");
-    for (i, dir) in ["read", "write"].iter().enumerate() {
-        let n = c.n[i];
-        text.push_str(&format!(
-            "{dir:<9}  {:>10}  {:>12}  {:>14}  {:>16}  {:>13}  {:>15}\n",
-            n[0].0, n[0].1, n[1].0, n[1].1, n[2].0, n[2].1
-        ));
-    }
-    if let Some(d) = &captured.counters {
-        text.push_str(&format!(
-            "counters   read_ios {}  read_bytes {}  write_ios {}  write_bytes {}\n",
-            d.read_ios,
-            d.read_bytes(),
-            d.write_ios,
-            d.write_bytes()
-        ));
-    }
-    if let Err(e) = super::emit(&text, &None) {
+    if let Err(e) = super::emit(&crate::report::trace_section::render(&report), &None) {
         return fail(e, 1);
     }
     if interrupted {

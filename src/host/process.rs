@@ -51,8 +51,14 @@ pub fn command_name(pid: u32) -> Option<String> {
 
 /// The thread group (process) a thread id belongs to.
 pub fn tgid(pid: u32) -> Option<u32> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status.lines().find_map(|l| l.strip_prefix("Tgid:")).and_then(|v| v.trim().parse().ok())
+    tgid_and_parent(pid).0
+}
+
+/// The thread group a thread id belongs to, and that process's parent.
+pub fn tgid_and_parent(pid: u32) -> (Option<u32>, Option<u32>) {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else { return (None, None) };
+    let field = |name: &str| status.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.trim().parse().ok());
+    (field("Tgid:"), field("PPid:"))
 }
 
 /// Clock ticks after boot as seconds since the Unix epoch.

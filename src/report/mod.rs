@@ -18,3 +18,4 @@ pub mod format;
 pub mod heatmap;
 pub mod layout;
 pub mod repeated;
+pub mod trace_section;

@@ -7,7 +7,7 @@ use crate::environment::trace::{self as session, TraceSession};
 use crate::host::blockdev::device_for_path;
 use crate::model::environment::TraceSpec;
 use crate::observe::trace::analysis::{self, Context, Role};
-use crate::observe::trace::capture::{Captured, Method, TraceRequest};
+use crate::observe::trace::capture::{CaptureError, Captured, Method, TraceRequest};
 use crate::observe::trace::files::{read_trace, TraceWriter};
 use crate::observe::trace::summary::{summarize, Mode};
 use crate::result::trace::TraceReport;
@@ -20,8 +20,9 @@ pub struct TraceRun {
     basename: PathBuf,
 }
 
-/// Who the pids in a trace belong to: this process's threads are the
-/// benchmark, the background load's process its load.
+/// Who the pids in a trace belong to: the benchmark's process (this one,
+/// or `fsbench trace`'s command) with its threads and child processes, and
+/// the background load's process.
 pub struct Owners {
     pub benchmark: u32,
     pub background: Option<u32>,
@@ -57,18 +58,27 @@ pub fn default_basename() -> PathBuf {
 impl TraceRun {
     /// Start tracing `device`, writing `basename.blktrace.CPU` (its
     /// directory is made if missing).
-    pub fn start(device: &str, method: Option<Method>, buffer_kb: Option<u64>, basename: &Path) -> Result<TraceRun, String> {
+    pub fn start(device: &str, method: Option<Method>, buffer_kb: Option<u64>, basename: &Path) -> Result<TraceRun, StartError> {
+        let io = |message: String| StartError { message, bad_input: false };
         if let Some(dir) = basename.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| format!("trace: cannot make {}: {e}", dir.display()))?;
+            std::fs::create_dir_all(dir).map_err(|e| io(format!("trace: cannot make {}: {e}", dir.display())))?;
         }
-        let writer = TraceWriter::create(basename).map_err(|e| format!("trace: {e}"))?;
+        let writer = TraceWriter::create(basename).map_err(|e| io(format!("trace: {e}")))?;
         let mut req = TraceRequest::new(device);
         req.method = method;
         if let Some(kb) = buffer_kb {
             req.buffer_kb_per_cpu = kb;
         }
-        let session = session::start(&req, Box::new(writer)).map_err(|e| format!("trace: {e}"))?;
+        let session = session::start(&req, Box::new(writer)).map_err(|e| StartError {
+            bad_input: matches!(e, CaptureError::BadDevice(_) | CaptureError::NotRoot(_)),
+            message: format!("trace: {e}"),
+        })?;
         Ok(TraceRun { session, basename: basename.to_path_buf() })
+    }
+
+    /// What killed runs had left and was put back before this start.
+    pub fn recovered(&self) -> &[String] {
+        &self.session.recovered
     }
 
     pub fn method(&self) -> Method {
@@ -84,6 +94,20 @@ impl TraceRun {
         let (captured, sink) = self.session.stop().map_err(|(e, _)| format!("trace: {e}"))?;
         let files = sink.close().map_err(|e| format!("trace: {e}"))?;
         Ok(Stopped { captured, basename: self.basename, files })
+    }
+}
+
+/// Why a trace did not start; `bad_input` when the device named is not
+/// one that can be traced (or the user may not trace).
+#[derive(Debug)]
+pub struct StartError {
+    pub message: String,
+    pub bad_input: bool,
+}
+
+impl std::fmt::Display for StartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
     }
 }
 
@@ -122,10 +146,11 @@ fn roles(pids: &BTreeMap<u32, crate::observe::trace::capture::PidInfo>, owners: 
     pids.iter()
         .map(|(&pid, info)| {
             let process = info.tgid.unwrap_or(pid);
-            let role = if process == owners.benchmark {
-                Role::Benchmark
-            } else if Some(process) == owners.background {
+            // The background load is a child of fsbench: it is tested first.
+            let role = if Some(process) == owners.background {
                 Role::Background
+            } else if process == owners.benchmark || info.parent == Some(owners.benchmark) {
+                Role::Benchmark
             } else {
                 Role::Other
             };

@@ -52,7 +52,13 @@ pub fn find(name: &str) -> Option<&'static Layout> {
 /// not have (written by a newer fsbench) is an error, not a guess.
 pub fn render(r: &RunResult) -> Result<String, String> {
     match find(&r.layout) {
-        Some(l) => Ok((l.render)(r)),
+        Some(l) => {
+            let mut text = (l.render)(r);
+            if let Some(t) = &r.trace {
+                text.push_str(&crate::report::trace_section::render(t));
+            }
+            Ok(text)
+        }
         None => {
             let known: Vec<&str> = LAYOUTS.iter().map(|l| l.name).collect();
             Err(format!("the result asks for layout '{}', which this fsbench does not have (it has: {})", r.layout, known.join(", ")))

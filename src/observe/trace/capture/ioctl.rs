@@ -191,7 +191,7 @@ fn relay_loop(_cpu: u32, mut f: std::fs::File, start_ns: u64, stop: &AtomicBool,
             used += r.h.record_len();
             if r.h.is_notify() && r.h.action_code() == notify::PROCESS {
                 let comm = String::from_utf8_lossy(r.pdu).trim_end_matches('\0').to_string();
-                g.2.entry(r.h.pid).or_insert(PidInfo { tgid: crate::host::process::tgid(r.h.pid), comm });
+                g.2.entry(r.h.pid).or_insert(PidInfo::lookup(r.h.pid, comm));
                 continue;
             }
             let mut h = r.h;

@@ -95,7 +95,18 @@ pub struct PidInfo {
     /// The process (thread group) the thread belongs to, when it could be
     /// looked up while it ran.
     pub tgid: Option<u32>,
+    /// That process's parent (a command's children are its I/O too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<u32>,
     pub comm: String,
+}
+
+impl PidInfo {
+    /// Looked up in /proc while the thread (most likely) still runs.
+    pub fn lookup(pid: u32, comm: String) -> PidInfo {
+        let (tgid, parent) = crate::host::process::tgid_and_parent(pid);
+        PidInfo { tgid, parent, comm }
+    }
 }
 
 /// What a capture got.

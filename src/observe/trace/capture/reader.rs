@@ -208,10 +208,10 @@ fn learn_pids(shared: &Shared, new: &mut Vec<(u32, Option<String>)>) {
         .drain(..)
         .map(|(pid, comm)| {
             let info = if pid == 0 {
-                PidInfo { tgid: Some(0), comm: "<idle>".into() }
+                PidInfo { tgid: Some(0), parent: None, comm: "<idle>".into() }
             } else {
                 let comm = comm.or_else(|| crate::host::process::command_name(pid)).unwrap_or_default();
-                PidInfo { tgid: crate::host::process::tgid(pid), comm }
+                PidInfo::lookup(pid, comm)
             };
             (pid, info)
         })
