@@ -30,7 +30,7 @@ pub fn lba(a: &TraceAnalysis) -> String {
     };
     let series = [XySeries { name: "reads".into(), points: pts(false) }, XySeries { name: "writes".into(), points: pts(true) }];
     let title = if a.lba_stride > 1 {
-        format!("Device offset over time (every {}th dispatch)", a.lba_stride)
+        format!("Device offset over time (1 in {} dispatches)", a.lba_stride)
     } else {
         "Device offset over time".into()
     };
