@@ -389,4 +389,16 @@ fn real_trace_of_fio_agrees_with_btt() {
     assert!(a.dispatched.read_ops > 100 && a.dispatched.write_ops > 100, "{:?}", a.dispatched);
     assert_eq!(a.dispatched.read_ops + a.dispatched.write_ops, a.btt_d);
     assert!(a.depth_max >= 2 && a.depth_max <= 8, "QD8: depth {}", a.depth_max);
+    // Every request is charged to exactly one role.
+    let by_role: u64 = a.roles.all().iter().map(|(_, io)| io.dispatched.read_ops + io.dispatched.write_ops).sum();
+    assert_eq!(by_role, a.dispatched.read_ops + a.dispatched.write_ops);
+    let table = fsbench::report::trace::render(&a);
+    assert!(table.contains("D2C/request"), "{table}");
+    eprintln!("{table}");
+    // The charts a report writes for it, kept when asked for (to look at).
+    if let Some(dir) = std::env::var_os("FSBENCH_KEEP_TRACE_CHARTS") {
+        for (name, svg) in fsbench::report::trace_charts::charts(&a) {
+            std::fs::write(Path::new(&dir).join(name), svg).unwrap();
+        }
+    }
 }

@@ -222,6 +222,16 @@ fn open(svg: &mut String, width: f64, height: f64, title: &str) {
 /// axis from 0 labelled with `unit`. Negative and non-finite values are
 /// drawn as 0.
 pub fn bar_chart(title: &str, unit: &str, groups: &[BarGroup]) -> String {
+    bars(title, unit, groups, Some("error bars: 95% confidence interval of the mean"))
+}
+
+/// Grouped bars of counts (a histogram per series): as `bar_chart`, with
+/// no intervals and so no note about them.
+pub fn count_chart(title: &str, unit: &str, groups: &[BarGroup]) -> String {
+    bars(title, unit, groups, None)
+}
+
+fn bars(title: &str, unit: &str, groups: &[BarGroup], note: Option<&str>) -> String {
     let series = series_order(groups.iter().flat_map(|g| g.bars.iter().map(|b| b.series.as_str())));
     let per_group = groups.iter().map(|g| g.bars.len()).max().unwrap_or(0).max(1);
     let bar_w = 24.0;
@@ -307,12 +317,15 @@ pub fn bar_chart(title: &str, unit: &str, groups: &[BarGroup]) -> String {
             plot_bottom + 18.0
         );
     }
-    let _ = writeln!(
-        svg,
-        "<text x=\"{:.1}\" y=\"{:.1}\" {FONT} font-size=\"10\" fill=\"#555555\" text-anchor=\"end\">error bars: 95% confidence interval of the mean</text>",
-        left + plot_w,
-        height - 8.0
-    );
+    if let Some(note) = note {
+        let _ = writeln!(
+            svg,
+            "<text x=\"{:.1}\" y=\"{:.1}\" {FONT} font-size=\"10\" fill=\"#555555\" text-anchor=\"end\">{}</text>",
+            left + plot_w,
+            height - 8.0,
+            escape(note)
+        );
+    }
     svg.push_str("</svg>\n");
     svg
 }
@@ -564,6 +577,97 @@ pub fn size_chart(title: &str, unit: &str, x_name: &str, lines: &[Line], x_label
         left + plot_w,
         height - 4.0
     );
+    svg.push_str("</svg>\n");
+    svg
+}
+
+/// How `xy_chart` draws a series.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mark {
+    /// A dot per point (a scatter plot).
+    Dots,
+    /// A line through the points in x order.
+    Line,
+}
+
+/// One series of `xy_chart`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct XySeries {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// Values against a linear x from 0 (time, position), y linear from 0
+/// labelled `y_name`; one style per series. Points that are not finite or
+/// are negative are left out.
+pub fn xy_chart(title: &str, x_name: &str, y_name: &str, series: &[XySeries], mark: Mark) -> String {
+    let clean: Vec<(&str, Vec<(f64, f64)>)> = series
+        .iter()
+        .map(|s| {
+            let mut v: Vec<(f64, f64)> =
+                s.points.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite() && *x >= 0.0 && *y >= 0.0).collect();
+            v.sort_by(|a, b| a.0.total_cmp(&b.0));
+            (s.name.as_str(), v)
+        })
+        .collect();
+    let names: Vec<&str> = series_order(clean.iter().map(|(n, _)| *n));
+    let (mut svg, legend_svg, LineFrame { left, plot_w, plot_top, plot_h, plot_bottom, height: _ }) = line_frame(title, &names);
+    svg.push_str(&legend_svg);
+
+    let all = || clean.iter().flat_map(|(_, v)| v.iter());
+    let top_y = all().map(|p| p.1).fold(0.0, f64::max);
+    let axis_y = value_grid(&mut svg, top_y, left, plot_w, plot_bottom, plot_h);
+    let xt = nice_ticks(all().map(|p| p.0).fold(0.0, f64::max));
+    let axis_x = *xt.last().expect("at least two ticks");
+    let x_step = xt.get(1).copied().unwrap_or(axis_x);
+    let x_of = |x: f64| left + x.clamp(0.0, axis_x) / axis_x * plot_w;
+    let y_of = |y: f64| plot_bottom - y.clamp(0.0, axis_y) / axis_y * plot_h;
+    for t in &xt {
+        let xp = x_of(*t);
+        let _ = writeln!(
+            svg,
+            "<line class=\"grid\" x1=\"{xp:.1}\" y1=\"{plot_top:.1}\" x2=\"{xp:.1}\" y2=\"{plot_bottom:.1}\" stroke=\"#dddddd\"/>\
+             <text class=\"xtick\" x=\"{xp:.1}\" y=\"{:.1}\" {FONT} font-size=\"11\" text-anchor=\"middle\">{}</text>",
+            plot_bottom + 16.0,
+            tick_label(*t, x_step)
+        );
+    }
+    axes(&mut svg, left, plot_top, plot_bottom, plot_w);
+    let mid = plot_top + plot_h / 2.0;
+    let _ = writeln!(
+        svg,
+        "<text class=\"unit\" x=\"18\" y=\"{mid:.1}\" {FONT} font-size=\"12\" text-anchor=\"middle\" transform=\"rotate(-90 18 {mid:.1})\">{}</text>\
+         <text x=\"{:.1}\" y=\"{:.1}\" {FONT} font-size=\"12\" text-anchor=\"middle\">{}</text>",
+        escape(y_name),
+        left + plot_w / 2.0,
+        plot_bottom + 36.0,
+        escape(x_name)
+    );
+    for (name, pts) in &clean {
+        if pts.is_empty() {
+            continue;
+        }
+        let st = style(names.iter().position(|n| n == name).unwrap_or(0));
+        let colour = st.colour;
+        let _ = write!(svg, "<g class=\"series\"><title>{}</title>", escape(name));
+        match mark {
+            Mark::Line => {
+                let coords: Vec<String> = pts.iter().map(|(x, y)| format!("{:.2},{:.2}", x_of(*x), y_of(*y))).collect();
+                let _ = write!(
+                    svg,
+                    "<polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"1.5\"{} points=\"{}\"/>",
+                    dash(st),
+                    coords.join(" ")
+                );
+            }
+            Mark::Dots => {
+                for (x, y) in pts {
+                    let _ = write!(svg, "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"1.6\" fill=\"{colour}\"/>", x_of(*x), y_of(*y));
+                }
+            }
+        }
+        svg.push_str("</g>\n");
+    }
     svg.push_str("</svg>\n");
     svg
 }
@@ -895,6 +999,36 @@ pub(crate) mod tests {
         assert!(!svg.contains("NaN") && !svg.contains("inf") && svg.contains("a&lt;b"));
         check_xml(&size_chart("none", "u", "x", &[], |x| format!("{x}"))).unwrap();
         check_xml(&size_chart("one", "u", "x", &[line("s", &[(4096.0, 3.0, 1.0)])], |x| format!("{x}"))).unwrap();
+    }
+
+    #[test]
+    fn xy_chart_scales_both_axes_from_zero() {
+        let s = [
+            XySeries { name: "reads".into(), points: vec![(0.0, 0.0), (1.0, 50.0), (2.0, 100.0), (f64::NAN, 1.0), (-1.0, 3.0)] },
+            XySeries { name: "writes<".into(), points: vec![(0.5, 25.0)] },
+        ];
+        let svg = xy_chart("LBA", "time (s)", "offset (MiB)", &s, Mark::Dots);
+        check_xml(&svg).unwrap_or_else(|e| panic!("{e}\n{svg}"));
+        let c = elements(&svg, "<circle");
+        assert_eq!(c.len(), 4, "bad points left out");
+        let (cx, cy): (Vec<f64>, Vec<f64>) = c.iter().map(|e| (attr(e, "cx"), attr(e, "cy"))).unzip();
+        // x: 0, 1, 2 evenly spaced; y: 0, 50, 100 likewise; writes at (0.5, 25) halfway between the first two.
+        assert!(((cx[1] - cx[0]) - (cx[2] - cx[1])).abs() < 0.11 && cx[1] > cx[0], "{cx:?}");
+        assert!(((cy[0] - cy[1]) - (cy[1] - cy[2])).abs() < 0.11 && cy[0] > cy[1], "{cy:?}");
+        assert!(((cx[3] - cx[0]) * 2.0 - (cx[1] - cx[0])).abs() < 0.2, "{cx:?}");
+        assert!(svg.contains("writes&lt;") && svg.contains(">offset (MiB)</text>") && svg.contains(">time (s)</text>"));
+        let lines = xy_chart("depth", "t", "requests", &s, Mark::Line);
+        check_xml(&lines).unwrap();
+        assert_eq!(lines.matches("<polyline").count(), 2);
+        check_xml(&xy_chart("empty", "x", "y", &[], Mark::Line)).unwrap();
+    }
+
+    #[test]
+    fn count_chart_has_no_interval_note() {
+        let svg = count_chart("sizes", "I/Os", &sample());
+        check_xml(&svg).unwrap();
+        assert!(!svg.contains("confidence") && bar_chart("b", "u", &sample()).contains("confidence"));
+        assert_eq!(elements(&svg, "<rect class=\"bar\"").len(), 4);
     }
 
     #[test]

@@ -8,6 +8,8 @@
 //!   documents; `experiment` also writes an experiment's files and charts
 //! - `chart`, `format`: SVG charts and number formatting; `heatmap`: IOzone's
 //!   matrix and its comparison as SVG heat maps
+//! - `trace`, `trace_charts`: a block trace's analysis as a text table and
+//!   as SVG charts
 
 pub mod blkparse;
 pub mod chart;
@@ -19,3 +21,5 @@ pub mod heatmap;
 pub mod layout;
 pub mod repeated;
 pub mod trace_section;
+pub mod trace;
+pub mod trace_charts;

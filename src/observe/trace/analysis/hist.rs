@@ -44,12 +44,13 @@ impl Phase {
         }
     }
 
-    /// Percentile `p` (0..=100) in ns, from the histogram (0.1% value error).
+    /// Percentile `p` (0..=100) in ns, from the histogram (0.1% value
+    /// error), never past the exact extremes.
     pub fn percentile_ns(&self, p: f64) -> u64 {
         if self.count == 0 {
             0
         } else {
-            self.hist.percentile(p)
+            self.hist.percentile(p).clamp(self.min_ns, self.max_ns)
         }
     }
 
