@@ -7,7 +7,9 @@ mod compare;
 mod events;
 mod experiment;
 mod quick;
+mod replay;
 mod resume;
+mod surface;
 mod workload;
 
 use crate::report::export::{self, DocKind, Document, Formats};
@@ -34,6 +36,10 @@ enum Command {
     /// Run an experiment file: targets × workloads × cache scenarios ×
     /// background loads × repeats, with statistics, CSV and charts.
     Experiment(experiment::ExperimentArgs),
+    /// Re-issue a captured block trace (blktrace files or a fio iolog) against a device or file, or convert it to a fio iolog.
+    Replay(replay::ReplayArgs),
+    /// Surface scan: read chunks across a block device's whole LBA range; throughput and latency per position.
+    Surface(surface::SurfaceArgs),
     /// List the I/O engines and what they can do.
     Engines,
     /// Undo what fsbench runs that died (SIGKILL, crash, power loss) left
@@ -121,6 +127,8 @@ fn dispatch() -> i32 {
         Command::BackgroundLoad(a) => crate::environment::background::child_main_args(a),
         Command::Experiment(a) => experiment::run_cmd(a),
         Command::Cleanup(a) => cleanup::run(a),
+        Command::Replay(a) => replay::run(a),
+        Command::Surface(a) => surface::run(a),
         Command::Engines => {
             println!("{:<9} {:<5} {:<8} {:<15} WHAT IT DOES", "ENGINE", "MODE", "CLASS", "DIRECTIONS");
             for e in crate::model::engine::ENGINES {

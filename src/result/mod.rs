@@ -355,6 +355,7 @@ pub mod flow;
 pub mod iozone;
 pub mod load;
 pub mod postmark;
+pub mod replay;
 pub mod steady;
 #[cfg(test)]
 pub(crate) mod testutil;
