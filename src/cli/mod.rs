@@ -37,6 +37,12 @@ enum Command {
     /// background loads × repeats, with statistics, CSV and charts.
     Experiment(experiment::ExperimentArgs),
     /// Re-issue a captured block trace (blktrace files or a fio iolog) against a device or file, or convert it to a fio iolog.
+    ///
+    /// From blktrace files it replays the D (issue) events, or the Q (queue) events of a trace that has no D
+    /// (a bio-based device such as zram): reads and writes, and discards as trims; flushes without data and
+    /// passthrough commands are left out. From a fio iolog (version 2 or 3) its reads, writes and trims;
+    /// syncs are left out. Writes and trims are refused without --write (and on a block device without
+    /// --allow-device); I/Os past the target's end are refused before any I/O unless --beyond-end wrap|skip.
     Replay(replay::ReplayArgs),
     /// Surface scan: read chunks across a block device's whole LBA range; throughput and latency per position.
     Surface(surface::SurfaceArgs),

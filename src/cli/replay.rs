@@ -28,7 +28,6 @@ use std::sync::Arc;
 /// writes and trims; syncs are left out. Writes and trims are refused
 /// without --write (and on a block device without --allow-device).
 #[derive(Args, Debug)]
-#[command(long_about = None)]
 pub struct ReplayArgs {
     /// The trace: blktrace files (NAME, or one of its NAME.blktrace.N; every CPU's file is read) or a fio iolog.
     trace: PathBuf,
