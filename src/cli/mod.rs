@@ -7,8 +7,10 @@ mod compare;
 mod events;
 mod experiment;
 mod quick;
+mod replay;
 mod resume;
 mod trace;
+mod surface;
 mod workload;
 
 use crate::report::export::{self, DocKind, Document, Formats};
@@ -35,6 +37,16 @@ enum Command {
     /// Run an experiment file: targets × workloads × cache scenarios ×
     /// background loads × repeats, with statistics, CSV and charts.
     Experiment(experiment::ExperimentArgs),
+    /// Re-issue a captured block trace (blktrace files or a fio iolog) against a device or file, or convert it to a fio iolog.
+    ///
+    /// From blktrace files it replays the D (issue) events, or the Q (queue) events of a trace that has no D
+    /// (a bio-based device such as zram): reads and writes, and discards as trims; flushes without data and
+    /// passthrough commands are left out. From a fio iolog (version 2 or 3) its reads, writes and trims;
+    /// syncs are left out. Writes and trims are refused without --write (and on a block device without
+    /// --allow-device); I/Os past the target's end are refused before any I/O unless --beyond-end wrap|skip.
+    Replay(replay::ReplayArgs),
+    /// Surface scan: read chunks across a block device's whole LBA range; throughput and latency per position.
+    Surface(surface::SurfaceArgs),
     /// List the I/O engines and what they can do.
     Engines,
     /// Undo what fsbench runs that died (SIGKILL, crash, power loss) left
@@ -126,6 +138,8 @@ fn dispatch() -> i32 {
         Command::Experiment(a) => experiment::run_cmd(a),
         Command::Cleanup(a) => cleanup::run(a),
         Command::Trace(a) => trace::run(a),
+        Command::Replay(a) => replay::run(a),
+        Command::Surface(a) => surface::run(a),
         Command::Engines => {
             println!("{:<9} {:<5} {:<8} {:<15} WHAT IT DOES", "ENGINE", "MODE", "CLASS", "DIRECTIONS");
             for e in crate::model::engine::ENGINES {

@@ -162,7 +162,7 @@ fn job(t: &Test, file: &Path, size: u64, runtime: u64, direct: bool, qd_engine: 
     j
 }
 
-fn default_async_engine() -> String {
+pub(super) fn default_async_engine() -> String {
     match io_uring::IoUring::new(2) {
         Ok(_) => "io_uring".into(),
         Err(_) => "libaio".into(),

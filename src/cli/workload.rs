@@ -172,7 +172,7 @@ pub fn run(f: &dyn Frontend, m: &ArgMatches) -> i32 {
 }
 
 /// Where a report goes.
-enum Output {
+pub(super) enum Output {
     /// `--output FILE`, or stdout.
     Given(Option<PathBuf>),
     /// Appended to a file the workload named (Postmark's `run FILE`).
@@ -181,14 +181,14 @@ enum Output {
 
 /// `--cache` and `--background`, checked before anything runs; the
 /// background load's directory is the workload's, known per plan.
-struct EnvFlags {
+pub(super) struct EnvFlags {
     cache: Option<crate::model::environment::CacheScenario>,
     background: Option<BackgroundChoice>,
     trace: Option<crate::model::environment::TraceSpec>,
 }
 
 impl EnvFlags {
-    fn check(r: &RepeatArgs, allow_uncontrolled: bool) -> Result<EnvFlags, String> {
+    pub(super) fn check(r: &RepeatArgs, allow_uncontrolled: bool) -> Result<EnvFlags, String> {
         let cache = r.cache.as_deref().map(parse_cache).transpose().map_err(|e| format!("--cache: {e}"))?;
         if let Some(why) = cache.as_ref().and_then(|c| crate::environment::cache::cannot_apply(c, false)) {
             if !allow_uncontrolled {
@@ -252,7 +252,7 @@ fn run_in_fresh_dir(
 }
 
 /// Run one plan (`--repeat` times) and write its document.
-fn run_plan(lowered: Lowered, env: &EnvFlags, repeat: &RepeatArgs, opts: &RunOptions, exporter: &Formats, out: &Output) -> i32 {
+pub(super) fn run_plan(lowered: Lowered, env: &EnvFlags, repeat: &RepeatArgs, opts: &RunOptions, exporter: &Formats, out: &Output) -> i32 {
     for w in &lowered.warnings {
         opts.events.warning(w);
     }

@@ -16,6 +16,7 @@ pub mod fio;
 pub mod getopt;
 pub mod iozone;
 pub mod postmark;
+pub mod replay;
 pub mod suggest;
 pub mod ycsb;
 

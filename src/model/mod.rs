@@ -19,6 +19,7 @@ pub mod job_steady;
 pub mod logs;
 pub mod postmark;
 pub mod recipe;
+pub mod replay;
 pub mod store;
 pub mod verify;
 pub mod ycsb;
@@ -72,6 +73,8 @@ workloads! {
     Bonnie(bonnie::BonniePlan),
     /// A YCSB load or run phase against a key-value store.
     Ycsb(ycsb::YcsbPlan),
+    /// A captured trace re-issued, or a surface scan.
+    Replay(replay::ReplayPlan),
 }
 
 /// One run: the workload and the registered layout (`report::layout`) its

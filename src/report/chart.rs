@@ -624,12 +624,38 @@ pub fn xy_chart(title: &str, x_name: &str, y_name: &str, series: &[XySeries], ma
     let y_of = |y: f64| plot_bottom - y.clamp(0.0, axis_y) / axis_y * plot_h;
     for t in &xt {
         let xp = x_of(*t);
+/// Values against a position on a linear axis from 0 to `x_max` (a surface
+/// scan's throughput against the byte offset): one polyline per series, a
+/// whisker per point from `ci_low` to `ci_high` (what those are, `note`
+/// says under the plot), y linear from 0 labelled `unit`.
+pub fn position_chart(
+    title: &str,
+    unit: &str,
+    x_name: &str,
+    x_max: f64,
+    lines: &[Line],
+    note: &str,
+    x_label: impl Fn(f64) -> String,
+) -> String {
+    let names: Vec<&str> = series_order(lines.iter().map(|l| l.name.as_str()));
+    let (mut svg, legend_svg, LineFrame { left, plot_w, plot_top, plot_h, plot_bottom, height }) = line_frame(title, &names);
+    svg.push_str(&legend_svg);
+    let x_max = if x_max.is_finite() && x_max > 0.0 { x_max } else { 1.0 };
+    let x_of = |x: f64| left + x.clamp(0.0, x_max) / x_max * plot_w;
+    let finite = |p: &&Point| p.x.is_finite() && p.mean.is_finite();
+    let top_value =
+        lines.iter().flat_map(|l| l.points.iter().filter(finite)).map(|p| p.mean.max(finite_or(p.ci_high, 0.0))).fold(0.0, f64::max);
+    let axis_max = value_grid(&mut svg, top_value, left, plot_w, plot_bottom, plot_h);
+    let y_of = |v: f64| plot_bottom - finite_or(v, 0.0).clamp(0.0, axis_max) / axis_max * plot_h;
+    for t in nice_ticks(x_max).into_iter().filter(|t| *t <= x_max * 1.0001) {
+        let xp = x_of(t);
         let _ = writeln!(
             svg,
             "<line class=\"grid\" x1=\"{xp:.1}\" y1=\"{plot_top:.1}\" x2=\"{xp:.1}\" y2=\"{plot_bottom:.1}\" stroke=\"#dddddd\"/>\
              <text class=\"xtick\" x=\"{xp:.1}\" y=\"{:.1}\" {FONT} font-size=\"11\" text-anchor=\"middle\">{}</text>",
             plot_bottom + 16.0,
             tick_label(*t, x_step)
+            escape(&x_label(t))
         );
     }
     axes(&mut svg, left, plot_top, plot_bottom, plot_w);
@@ -639,6 +665,7 @@ pub fn xy_chart(title: &str, x_name: &str, y_name: &str, series: &[XySeries], ma
         "<text class=\"unit\" x=\"18\" y=\"{mid:.1}\" {FONT} font-size=\"12\" text-anchor=\"middle\" transform=\"rotate(-90 18 {mid:.1})\">{}</text>\
          <text x=\"{:.1}\" y=\"{:.1}\" {FONT} font-size=\"12\" text-anchor=\"middle\">{}</text>",
         escape(y_name),
+        escape(unit),
         left + plot_w / 2.0,
         plot_bottom + 36.0,
         escape(x_name)
@@ -668,6 +695,49 @@ pub fn xy_chart(title: &str, x_name: &str, y_name: &str, series: &[XySeries], ma
         }
         svg.push_str("</g>\n");
     }
+    for l in lines {
+        let pts: Vec<&Point> = l.points.iter().filter(finite).collect();
+        if pts.is_empty() {
+            continue;
+        }
+        let st = style(names.iter().position(|n| *n == l.name).unwrap_or(0));
+        let colour = st.colour;
+        let coords: Vec<String> = pts.iter().map(|p| format!("{:.2},{:.2}", x_of(p.x), y_of(p.mean))).collect();
+        let _ = writeln!(
+            svg,
+            "<g class=\"series\"><polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"1.5\"{} points=\"{}\"/>",
+            dash(st),
+            coords.join(" ")
+        );
+        for p in pts {
+            let cx = x_of(p.x);
+            if p.ci_high.is_finite() && p.ci_low.is_finite() && p.ci_high > p.ci_low {
+                let _ = write!(
+                    svg,
+                    "<line class=\"errorbar\" x1=\"{cx:.2}\" y1=\"{:.2}\" x2=\"{cx:.2}\" y2=\"{:.2}\" stroke=\"{colour}\" stroke-opacity=\"0.5\"/>",
+                    y_of(p.ci_low),
+                    y_of(p.ci_high)
+                );
+            }
+            let _ = writeln!(
+                svg,
+                "<circle cx=\"{cx:.2}\" cy=\"{:.2}\" r=\"2\" fill=\"{colour}\"><title>{}: {} {} at {}</title></circle>",
+                y_of(p.mean),
+                escape(&l.name),
+                short(p.mean),
+                escape(unit),
+                escape(&x_label(p.x))
+            );
+        }
+        svg.push_str("</g>\n");
+    }
+    let _ = writeln!(
+        svg,
+        "<text x=\"{:.1}\" y=\"{:.1}\" {FONT} font-size=\"10\" fill=\"#555555\" text-anchor=\"end\">{}</text>",
+        left + plot_w,
+        height - 4.0,
+        escape(note)
+    );
     svg.push_str("</svg>\n");
     svg
 }

@@ -358,6 +358,7 @@ pub mod flow;
 pub mod iozone;
 pub mod load;
 pub mod postmark;
+pub mod replay;
 pub mod steady;
 pub mod trace;
 #[cfg(test)]

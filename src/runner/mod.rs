@@ -13,6 +13,7 @@ pub mod flow;
 pub mod iozone;
 pub mod jobs;
 pub mod postmark;
+pub mod replay;
 pub mod rng;
 pub mod trace;
 pub(crate) mod window;
@@ -139,5 +140,6 @@ pub fn execute(plan: &Plan, opts: &RunOptions, before_measure: &mut dyn FnMut(&[
         Workload::Iozone(p) => iozone::run_plan(p, opts, plan.layout, before_measure),
         Workload::Bonnie(p) => bonnie::run_plan(p, opts, plan.layout, before_measure),
         Workload::Ycsb(p) => ycsb::run_plan(p, opts, plan.layout, before_measure),
+        Workload::Replay(p) => replay::run_plan(p, opts, plan.layout, before_measure),
     }
 }

@@ -10,6 +10,7 @@ pub mod fio;
 pub mod iozone;
 pub mod postmark;
 pub mod quick;
+pub mod replay;
 pub mod ycsb;
 
 use crate::report::format::{bytes, thousands};
@@ -41,8 +42,17 @@ pub fn no_charts(_: &[&RunResult]) -> Vec<(String, String)> {
 }
 
 /// Every layout fsbench can show a run in.
-pub const LAYOUTS: &[Layout] =
-    &[fio::LAYOUT, filebench::LAYOUT, quick::LAYOUT, postmark::LAYOUT, iozone::LAYOUT, bonnie::LAYOUT, ycsb::LAYOUT];
+pub const LAYOUTS: &[Layout] = &[
+    fio::LAYOUT,
+    filebench::LAYOUT,
+    quick::LAYOUT,
+    postmark::LAYOUT,
+    iozone::LAYOUT,
+    bonnie::LAYOUT,
+    ycsb::LAYOUT,
+    replay::REPLAY,
+    replay::SURFACE,
+];
 
 pub fn find(name: &str) -> Option<&'static Layout> {
     LAYOUTS.iter().find(|l| l.name == name)
