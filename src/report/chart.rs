@@ -581,49 +581,6 @@ pub fn size_chart(title: &str, unit: &str, x_name: &str, lines: &[Line], x_label
     svg
 }
 
-/// How `xy_chart` draws a series.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mark {
-    /// A dot per point (a scatter plot).
-    Dots,
-    /// A line through the points in x order.
-    Line,
-}
-
-/// One series of `xy_chart`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct XySeries {
-    pub name: String,
-    pub points: Vec<(f64, f64)>,
-}
-
-/// Values against a linear x from 0 (time, position), y linear from 0
-/// labelled `y_name`; one style per series. Points that are not finite or
-/// are negative are left out.
-pub fn xy_chart(title: &str, x_name: &str, y_name: &str, series: &[XySeries], mark: Mark) -> String {
-    let clean: Vec<(&str, Vec<(f64, f64)>)> = series
-        .iter()
-        .map(|s| {
-            let mut v: Vec<(f64, f64)> =
-                s.points.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite() && *x >= 0.0 && *y >= 0.0).collect();
-            v.sort_by(|a, b| a.0.total_cmp(&b.0));
-            (s.name.as_str(), v)
-        })
-        .collect();
-    let names: Vec<&str> = series_order(clean.iter().map(|(n, _)| *n));
-    let (mut svg, legend_svg, LineFrame { left, plot_w, plot_top, plot_h, plot_bottom, height: _ }) = line_frame(title, &names);
-    svg.push_str(&legend_svg);
-
-    let all = || clean.iter().flat_map(|(_, v)| v.iter());
-    let top_y = all().map(|p| p.1).fold(0.0, f64::max);
-    let axis_y = value_grid(&mut svg, top_y, left, plot_w, plot_bottom, plot_h);
-    let xt = nice_ticks(all().map(|p| p.0).fold(0.0, f64::max));
-    let axis_x = *xt.last().expect("at least two ticks");
-    let x_step = xt.get(1).copied().unwrap_or(axis_x);
-    let x_of = |x: f64| left + x.clamp(0.0, axis_x) / axis_x * plot_w;
-    let y_of = |y: f64| plot_bottom - y.clamp(0.0, axis_y) / axis_y * plot_h;
-    for t in &xt {
-        let xp = x_of(*t);
 /// Values against a position on a linear axis from 0 to `x_max` (a surface
 /// scan's throughput against the byte offset): one polyline per series, a
 /// whisker per point from `ci_low` to `ci_high` (what those are, `note`
@@ -654,7 +611,6 @@ pub fn position_chart(
             "<line class=\"grid\" x1=\"{xp:.1}\" y1=\"{plot_top:.1}\" x2=\"{xp:.1}\" y2=\"{plot_bottom:.1}\" stroke=\"#dddddd\"/>\
              <text class=\"xtick\" x=\"{xp:.1}\" y=\"{:.1}\" {FONT} font-size=\"11\" text-anchor=\"middle\">{}</text>",
             plot_bottom + 16.0,
-            tick_label(*t, x_step)
             escape(&x_label(t))
         );
     }
@@ -664,37 +620,11 @@ pub fn position_chart(
         svg,
         "<text class=\"unit\" x=\"18\" y=\"{mid:.1}\" {FONT} font-size=\"12\" text-anchor=\"middle\" transform=\"rotate(-90 18 {mid:.1})\">{}</text>\
          <text x=\"{:.1}\" y=\"{:.1}\" {FONT} font-size=\"12\" text-anchor=\"middle\">{}</text>",
-        escape(y_name),
         escape(unit),
         left + plot_w / 2.0,
         plot_bottom + 36.0,
         escape(x_name)
     );
-    for (name, pts) in &clean {
-        if pts.is_empty() {
-            continue;
-        }
-        let st = style(names.iter().position(|n| n == name).unwrap_or(0));
-        let colour = st.colour;
-        let _ = write!(svg, "<g class=\"series\"><title>{}</title>", escape(name));
-        match mark {
-            Mark::Line => {
-                let coords: Vec<String> = pts.iter().map(|(x, y)| format!("{:.2},{:.2}", x_of(*x), y_of(*y))).collect();
-                let _ = write!(
-                    svg,
-                    "<polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"1.5\"{} points=\"{}\"/>",
-                    dash(st),
-                    coords.join(" ")
-                );
-            }
-            Mark::Dots => {
-                for (x, y) in pts {
-                    let _ = write!(svg, "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"1.6\" fill=\"{colour}\"/>", x_of(*x), y_of(*y));
-                }
-            }
-        }
-        svg.push_str("</g>\n");
-    }
     for l in lines {
         let pts: Vec<&Point> = l.points.iter().filter(finite).collect();
         if pts.is_empty() {
@@ -738,6 +668,97 @@ pub fn position_chart(
         height - 4.0,
         escape(note)
     );
+    svg.push_str("</svg>\n");
+    svg
+}
+
+/// How `xy_chart` draws a series.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mark {
+    /// A dot per point (a scatter plot).
+    Dots,
+    /// A line through the points in x order.
+    Line,
+}
+
+/// One series of `xy_chart`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct XySeries {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// Values against a linear x from 0 (time, position), y linear from 0
+/// labelled `y_name`; one style per series. Points that are not finite or
+/// are negative are left out.
+pub fn xy_chart(title: &str, x_name: &str, y_name: &str, series: &[XySeries], mark: Mark) -> String {
+    let clean: Vec<(&str, Vec<(f64, f64)>)> = series
+        .iter()
+        .map(|s| {
+            let mut v: Vec<(f64, f64)> =
+                s.points.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite() && *x >= 0.0 && *y >= 0.0).collect();
+            v.sort_by(|a, b| a.0.total_cmp(&b.0));
+            (s.name.as_str(), v)
+        })
+        .collect();
+    let names: Vec<&str> = series_order(clean.iter().map(|(n, _)| *n));
+    let (mut svg, legend_svg, LineFrame { left, plot_w, plot_top, plot_h, plot_bottom, height: _ }) = line_frame(title, &names);
+    svg.push_str(&legend_svg);
+
+    let all = || clean.iter().flat_map(|(_, v)| v.iter());
+    let top_y = all().map(|p| p.1).fold(0.0, f64::max);
+    let axis_y = value_grid(&mut svg, top_y, left, plot_w, plot_bottom, plot_h);
+    let xt = nice_ticks(all().map(|p| p.0).fold(0.0, f64::max));
+    let axis_x = *xt.last().expect("at least two ticks");
+    let x_step = xt.get(1).copied().unwrap_or(axis_x);
+    let x_of = |x: f64| left + x.clamp(0.0, axis_x) / axis_x * plot_w;
+    let y_of = |y: f64| plot_bottom - y.clamp(0.0, axis_y) / axis_y * plot_h;
+    for t in &xt {
+        let xp = x_of(*t);
+        let _ = writeln!(
+            svg,
+            "<line class=\"grid\" x1=\"{xp:.1}\" y1=\"{plot_top:.1}\" x2=\"{xp:.1}\" y2=\"{plot_bottom:.1}\" stroke=\"#dddddd\"/>\
+             <text class=\"xtick\" x=\"{xp:.1}\" y=\"{:.1}\" {FONT} font-size=\"11\" text-anchor=\"middle\">{}</text>",
+            plot_bottom + 16.0,
+            tick_label(*t, x_step)
+        );
+    }
+    axes(&mut svg, left, plot_top, plot_bottom, plot_w);
+    let mid = plot_top + plot_h / 2.0;
+    let _ = writeln!(
+        svg,
+        "<text class=\"unit\" x=\"18\" y=\"{mid:.1}\" {FONT} font-size=\"12\" text-anchor=\"middle\" transform=\"rotate(-90 18 {mid:.1})\">{}</text>\
+         <text x=\"{:.1}\" y=\"{:.1}\" {FONT} font-size=\"12\" text-anchor=\"middle\">{}</text>",
+        escape(y_name),
+        left + plot_w / 2.0,
+        plot_bottom + 36.0,
+        escape(x_name)
+    );
+    for (name, pts) in &clean {
+        if pts.is_empty() {
+            continue;
+        }
+        let st = style(names.iter().position(|n| n == name).unwrap_or(0));
+        let colour = st.colour;
+        let _ = write!(svg, "<g class=\"series\"><title>{}</title>", escape(name));
+        match mark {
+            Mark::Line => {
+                let coords: Vec<String> = pts.iter().map(|(x, y)| format!("{:.2},{:.2}", x_of(*x), y_of(*y))).collect();
+                let _ = write!(
+                    svg,
+                    "<polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"1.5\"{} points=\"{}\"/>",
+                    dash(st),
+                    coords.join(" ")
+                );
+            }
+            Mark::Dots => {
+                for (x, y) in pts {
+                    let _ = write!(svg, "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"1.6\" fill=\"{colour}\"/>", x_of(*x), y_of(*y));
+                }
+            }
+        }
+        svg.push_str("</g>\n");
+    }
     svg.push_str("</svg>\n");
     svg
 }
