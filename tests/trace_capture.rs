@@ -39,6 +39,11 @@ impl Loop {
     fn path(&self) -> String {
         format!("/dev/{}", self.name)
     }
+    /// Where `fsbench trace` writes its files in a test (its default is
+    /// the current directory, as blktrace's).
+    fn base(&self) -> String {
+        self._dir.path().join("trace").display().to_string()
+    }
     fn trace_enable(&self) -> String {
         read(&format!("/sys/block/{}/trace/enable", self.name))
     }
@@ -253,7 +258,7 @@ fn state_dir() -> tempfile::TempDir {
 fn spawn_trace(l: &Loop, state: &Path, extra: &[&str]) -> std::process::Child {
     let bin = assert_cmd::cargo::cargo_bin("fsbench");
     let mut child = std::process::Command::new(bin)
-        .args(["trace", "-d", &l.name, "-w", "60"])
+        .args(["trace", "-d", &l.name, "-w", "60", "-o", &l.base()])
         .args(extra)
         .env("FSBENCH_STATE_DIR", state)
         .stdout(std::process::Stdio::null())
@@ -302,7 +307,7 @@ fn a_killed_blk_trace_is_undone_by_cleanup_and_by_the_next_start() {
     // Killed again: the next capture puts it back itself and traces.
     let mut child = spawn_trace(&l, state.path(), &[]);
     kill9(&mut child);
-    let out = fsbench().args(["trace", "-d", &l.name, "-w", "0.2"]).env("FSBENCH_STATE_DIR", state.path()).output().unwrap();
+    let out = fsbench().args(["trace", "-d", &l.name, "-w", "0.2", "-o", &l.base()]).env("FSBENCH_STATE_DIR", state.path()).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(err.contains("what a killed fsbench left: done: restore the tracer"), "{err}");
@@ -330,7 +335,7 @@ fn ctrl_c_stops_the_trace_and_the_command() {
     let Some((_g, l)) = setup() else { return };
     let bin = assert_cmd::cargo::cargo_bin("fsbench");
     let child = std::process::Command::new(bin)
-        .args(["trace", "-d", &l.name, "--method", "tracepoints", "--", "sleep", "30"])
+        .args(["trace", "-d", &l.name, "--method", "tracepoints", "-o", &l.base(), "--", "sleep", "30"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -351,7 +356,8 @@ fn ctrl_c_stops_the_trace_and_the_command() {
     assert_eq!(out.status.code(), Some(130));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("tracepoints on") && err.contains("'sleep 30' exited"), "{err}");
-    assert!(String::from_utf8_lossy(&out.stdout).starts_with("direction"), "the summary is printed");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Block trace of"), "the summary is printed");
+    assert!(Path::new(&format!("{}.blktrace.0", l.base())).exists(), "the trace files are written");
     assert!(!inst.exists(), "the instance is removed");
 }
 

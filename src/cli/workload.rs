@@ -328,7 +328,11 @@ fn side_outputs(layout: &str, runs: &[&crate::result::RunResult], charts: Option
         }
     }
     let Some(dir) = charts else { return Ok(()) };
-    let svgs = (l.charts)(runs);
+    let mut svgs = (l.charts)(runs);
+    // A traced run's charts: its last run's trace (LBA over time, sizes, depth, D2C).
+    if let Some(a) = runs.last().and_then(|r| r.trace.as_ref()).and_then(|t| t.analysis.as_ref()) {
+        svgs.extend(crate::report::trace_charts::charts(a));
+    }
     if svgs.is_empty() {
         eprintln!("fsbench: --charts: the {layout} layout has no charts yet; nothing written");
         return Ok(());

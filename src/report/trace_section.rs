@@ -1,5 +1,5 @@
 //! A run's block trace as text: how it was captured, blkparse's summary
-//! (as blkparse prints it) and the analysis's table. Shown by `fsbench
+//! (as blkparse prints it) and the analysis's table (`report::trace`). Shown by `fsbench
 //! trace` and under every layout's report when the run was traced.
 
 use crate::report::blkparse::{self, Grouping};
@@ -32,6 +32,10 @@ pub fn render(r: &TraceReport) -> String {
     if let Some(s) = &r.summary {
         t.push('\n');
         t.push_str(&blkparse::render(s, Grouping::of_this_machine()));
+    }
+    if let Some(a) = &r.analysis {
+        t.push('\n');
+        t.push_str(&crate::report::trace::render(a));
     }
     t
 }

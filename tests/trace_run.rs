@@ -1,0 +1,141 @@
+//! `--trace` on a workload command: a fio job of known I/O on a loop device
+//! this test makes over a sparse file. The trace in the result holds exactly
+//! that I/O, charged to the benchmark; the files it wrote are read by the
+//! real blkparse, whose totals equal fsbench's summary; the tracer is put
+//! back. Needs root and tracefs; SKIPPED otherwise.
+
+mod common;
+
+use common::{fsbench, is_root, skip};
+use std::path::Path;
+
+/// Tracing state is global: one traced run of this file at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+struct Loop {
+    dev: String,
+    dir: tempfile::TempDir,
+    _serial: std::sync::MutexGuard<'static, ()>,
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("losetup").args(["-d", &self.dev]).status();
+    }
+}
+
+fn setup() -> Option<Loop> {
+    if !is_root() {
+        skip("not root: block tracing needs root");
+        return None;
+    }
+    if !Path::new("/sys/kernel/tracing/trace").exists() {
+        skip("tracefs is not mounted at /sys/kernel/tracing");
+        return None;
+    }
+    let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir_in("/dev/shm").or_else(|_| tempfile::tempdir()).unwrap();
+    let img = dir.path().join("img");
+    std::fs::File::create(&img).and_then(|f| f.set_len(64 << 20)).unwrap();
+    let out = std::process::Command::new("losetup").args(["--find", "--show"]).arg(&img).output().unwrap();
+    if !out.status.success() {
+        skip("no loop device could be made");
+        return None;
+    }
+    Some(Loop { dev: String::from_utf8_lossy(&out.stdout).trim().to_string(), dir, _serial: serial })
+}
+
+/// A number after `label` in blkparse's Total block: "Write Dispatches:   1,024, ..."
+fn total_figure(text: &str, label: &str) -> u64 {
+    let total = text.split("Total (").nth(1).unwrap_or(text);
+    let line = total.lines().find(|l| l.contains(label)).unwrap_or_else(|| panic!("no '{label}' in:\n{text}"));
+    let after = &line[line.find(label).unwrap() + label.len()..];
+    after.trim_start_matches(':').split(',').next().unwrap().trim().replace('\'', "").parse().unwrap()
+}
+
+#[test]
+fn traced_fio_job_is_all_in_its_trace() {
+    let Some(l) = setup() else { return };
+    let base = l.dir.path().join("t");
+    let out = fsbench()
+        .args(["fio", "--name=w", "--rw=write", "--bs=4k", "--size=4m", "--direct=1", "--ioengine=psync", "--allow-device"])
+        .arg(format!("--filename={}", l.dev))
+        .arg("--trace")
+        .arg(format!("--trace-output={}", base.display()))
+        .args(["--output-format=json", "--no-progress"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout alone");
+    let t = &v["trace"];
+    assert_eq!(t["capture"]["lost_events"], 0, "{err}");
+    let a = &t["analysis"];
+    // 1,024 writes of 4 KiB, one at a time: each its own request, all the benchmark's.
+    let bench = &a["roles"]["benchmark"]["dispatched"];
+    assert_eq!(bench["write_ops"], 1024, "{}", a["roles"]);
+    assert_eq!(bench["write_bytes"], 4u64 << 20);
+    assert_eq!(a["roles"]["other"]["dispatched"]["write_ops"], 0, "nothing else writes to a raw loop device");
+    // Written as much as the workload wrote: amplification 1.
+    assert_eq!(a["workload_bytes_written"], 4u64 << 20);
+
+    // The real blkparse reads fsbench's files and counts what fsbench's summary counts.
+    if which("blkparse") {
+        let bp = std::process::Command::new("blkparse").arg("-i").arg(&base).output().unwrap();
+        assert!(bp.status.success(), "{}", String::from_utf8_lossy(&bp.stderr));
+        let text = String::from_utf8_lossy(&bp.stdout);
+        assert_eq!(total_figure(&text, "Write Dispatches"), 1024, "{text}");
+        let ours = &t["summary"]["devices"][0]["total"];
+        assert_eq!(ours["dispatched"]["write"]["count"], 1024, "{ours}");
+        assert_eq!(total_figure(&text, "Writes Completed"), ours["completed"]["write"]["count"].as_u64().unwrap());
+    } else {
+        skip("blkparse is not installed: the files were not checked with it");
+    }
+    let tracer = std::fs::read_to_string("/sys/kernel/tracing/current_tracer").unwrap();
+    assert_eq!(tracer.trim(), "nop", "the tracer is put back");
+    let name = Path::new(&l.dev).file_name().unwrap().to_string_lossy().to_string();
+    let enable = std::fs::read_to_string(format!("/sys/block/{name}/trace/enable")).unwrap_or_default();
+    assert_ne!(enable.trim(), "1", "the device's trace is disabled");
+}
+
+#[test]
+fn text_report_ends_with_the_trace() {
+    let Some(l) = setup() else { return };
+    let base = l.dir.path().join("t");
+    let out = fsbench()
+        .args(["fio", "--name=r", "--rw=randread", "--bs=4k", "--size=8m", "--direct=1", "--number_ios=500", "--allow-device"])
+        .arg(format!("--filename={}", l.dev))
+        .arg("--trace")
+        .arg(format!("--trace-output={}", base.display()))
+        .arg("--no-progress")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("Block trace of"), "{text}");
+    // The reads' bios; the device's cache flush at close is a write Q of 0 KiB.
+    assert_eq!(total_figure(&text, "Reads Queued"), 500, "{text}");
+    assert!(text.contains("D2C"), "btt's phases are shown: {text}");
+}
+
+#[test]
+fn trace_of_tmpfs_is_refused_with_the_flag_named() {
+    if !is_root() {
+        skip("not root");
+        return;
+    }
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let out = fsbench()
+        .args(["fio", "--name=w", "--rw=write", "--bs=4k", "--size=1m", "--trace", "--no-progress"])
+        .arg(format!("--directory={}", dir.path().display()))
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("--trace") && err.contains("no block device"), "{err}");
+}
+
+fn which(tool: &str) -> bool {
+    std::process::Command::new("sh").arg("-c").arg(format!("command -v {tool}")).output().is_ok_and(|o| o.status.success())
+}
