@@ -17,6 +17,17 @@ pub const SUMMARY_SCHEMA: &str = "fsbench-experiment-summary/1";
 /// The benchmark's share of what reached the device: charted for every cell.
 pub const SHARE: &str = "attribution/benchmark_share_of_device_writes_pct";
 
+/// With `trace = true`: seed 002's read and write dispatches, the write
+/// amplification, and seed 000's share of the device's writes the
+/// benchmark's own threads queued (exact, from the trace; writeback of its
+/// dirty pages by the kernel's flusher threads is not theirs).
+const TRACE_HEADLINES: &[(&str, &str)] = &[
+    ("trace/read_dispatches", "count"),
+    ("trace/write_dispatches", "count"),
+    ("trace/write_amplification", "ratio"),
+    ("trace/benchmark_write_share_pct", "%"),
+];
+
 /// Per-cell statistics over the repeats, written as summary.json.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ExperimentSummary {
@@ -218,6 +229,12 @@ pub fn summarize_experiment(name: &str, runs: &[ExperimentRun], planned: usize) 
             .collect();
         if metrics.contains_key(SHARE) {
             declared.push((SHARE.into(), "%".into()));
+        }
+        // A traced experiment's figures per cell, as the seeds tabulate them.
+        for (m, unit) in TRACE_HEADLINES {
+            if metrics.contains_key(*m) {
+                declared.push((m.to_string(), unit.to_string()));
+            }
         }
         let headline_order: Vec<String> = declared.iter().map(|(m, _)| m.clone()).collect();
         let headline: BTreeMap<String, String> = declared.into_iter().collect();
