@@ -191,7 +191,7 @@ fn writes_and_bad_input_are_refused_before_any_io() {
     let e = fails(&["replay", tr, "--target", &lo.dev, "--depth", "0"]);
     assert!(e.contains("--depth"), "{e}");
     let e = fails(&["replay", &d.path().join("missing").display().to_string(), "--target", &lo.dev]);
-    assert!(e.contains("missing") && e.contains("no trace found"), "{e}");
+    assert!(e.contains("missing") && e.contains("no trace files") && e.contains("fio iolog"), "{e}");
     let e = fails(&["replay", tr]);
     assert!(e.contains("--target"), "{e}");
     let e = fails(&["replay", tr, "--target", &lo.dev, "--reads-only", "--engine", "psync"]);

@@ -6,89 +6,50 @@
 
 use super::Trace;
 use crate::model::replay::{Dir, TraceIo};
-use crate::observe::trace::record::{act, cat, Records};
-use std::path::{Path, PathBuf};
+use crate::observe::trace::files::{read_trace, TraceFileError};
+use crate::observe::trace::record::{act, cat};
+use std::path::Path;
 
-/// The per-CPU files of a trace named `arg`: `NAME` (as blkparse takes it)
-/// or one of its `NAME.blktrace.N` files, which stands for all of them.
-pub fn files(arg: &Path) -> Result<Vec<PathBuf>, String> {
-    let s = arg.to_string_lossy();
-    let base = match s.rfind(".blktrace.") {
-        Some(i) if s[i + 10..].chars().all(|c| c.is_ascii_digit()) && i + 10 < s.len() => s[..i].to_string(),
-        _ => s.to_string(),
-    };
-    let base = Path::new(&base);
-    let dir = base.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let stem = base.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default();
-    let prefix = format!("{stem}.blktrace.");
-    let mut found: Vec<(u32, PathBuf)> = std::fs::read_dir(dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?
-        .filter_map(|e| e.ok())
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().to_string();
-            let cpu = name.strip_prefix(&prefix)?.parse::<u32>().ok()?;
-            Some((cpu, e.path()))
-        })
-        .collect();
-    if found.is_empty() {
-        return Err(format!(
-            "{}: no trace found: expected a fio iolog (first line \"fio version 2 iolog\" or \"fio version 3 iolog\") or blktrace files {}/{prefix}N",
-            arg.display(),
-            dir.display()
-        ));
-    }
-    found.sort();
-    Ok(found.into_iter().map(|(_, p)| p).collect())
-}
-
-/// One event kept for replay, before the merge.
-struct Event {
-    time: u64,
-    cpu: u16,
-    sequence: u32,
-    issue: bool,
-    io: TraceIo,
-    device: u32,
-}
-
-/// The I/Os of the trace in `files`, merged by time.
-pub fn read(files: &[PathBuf]) -> Result<Trace, String> {
-    let mut events: Vec<Event> = Vec::new();
-    let (mut flushes, mut passthrough) = (0u64, 0u64);
-    for f in files {
-        let bytes = super::read_regular(f)?;
-        for r in Records::new(&bytes, 0) {
-            let r = r.map_err(|e| format!("{}: {e}", f.display()))?;
-            let h = r.h;
-            let code = h.action_code();
-            if h.is_notify() || (code != act::ISSUE && code != act::QUEUE) {
-                continue;
-            }
-            if h.is_pc() {
-                passthrough += 1;
-                continue;
-            }
-            if h.bytes == 0 {
-                flushes += 1;
-                continue;
-            }
-            let c = h.category();
-            let dir = if c & cat::DISCARD != 0 {
-                Dir::Trim
-            } else if c & cat::WRITE != 0 {
-                Dir::Write
-            } else {
-                Dir::Read
-            };
-            let io = TraceIo { at_ns: h.time, offset: h.sector * 512, len: h.bytes, dir };
-            events.push(Event { time: h.time, cpu: h.cpu, sequence: h.sequence, issue: code == act::ISSUE, io, device: h.device });
+/// The I/Os of the trace named `arg` (`NAME`, as blkparse takes it, or one
+/// of its `NAME.blktrace.N` files), in time order.
+pub fn read(arg: &Path) -> Result<Trace, String> {
+    let trace = read_trace(arg).map_err(|e| match e {
+        TraceFileError::NoFiles { .. } => {
+            format!("{e}; or a fio iolog (first line \"fio version 2 iolog\" or \"fio version 3 iolog\")")
         }
+        e => e.to_string(),
+    })?;
+    let files: Vec<&Path> = trace.files().collect();
+    let mut events: Vec<(bool, TraceIo, u32)> = Vec::new();
+    let (mut flushes, mut passthrough) = (0u64, 0u64);
+    for r in trace.merged() {
+        let h = r.h;
+        let code = h.action_code();
+        if h.is_notify() || (code != act::ISSUE && code != act::QUEUE) {
+            continue;
+        }
+        if h.is_pc() {
+            passthrough += 1;
+            continue;
+        }
+        if h.bytes == 0 {
+            flushes += 1;
+            continue;
+        }
+        let c = h.category();
+        let dir = if c & cat::DISCARD != 0 {
+            Dir::Trim
+        } else if c & cat::WRITE != 0 {
+            Dir::Write
+        } else {
+            Dir::Read
+        };
+        events.push((code == act::ISSUE, TraceIo { at_ns: h.time, offset: h.sector * 512, len: h.bytes, dir }, h.device));
     }
     let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
-    let has_issues = events.iter().any(|e| e.issue);
-    events.retain(|e| e.issue == has_issues);
-    events.sort_by_key(|e| (e.time, e.cpu, e.sequence));
-    let mut devices: Vec<u32> = events.iter().map(|e| e.device).collect();
+    let has_issues = events.iter().any(|e| e.0);
+    events.retain(|e| e.0 == has_issues);
+    let mut devices: Vec<u32> = events.iter().map(|e| e.2).collect();
     devices.sort_unstable();
     devices.dedup();
     if devices.len() > 1 {
@@ -100,8 +61,8 @@ pub fn read(files: &[PathBuf]) -> Result<Trace, String> {
             list.join(", ")
         ));
     }
-    let t0 = events.first().map(|e| e.time).unwrap_or(0);
-    let ios: Vec<TraceIo> = events.iter().map(|e| TraceIo { at_ns: e.time - t0, ..e.io }).collect();
+    let t0 = events.first().map(|e| e.1.at_ns).unwrap_or(0);
+    let ios: Vec<TraceIo> = events.iter().map(|e| TraceIo { at_ns: e.1.at_ns - t0, ..e.1 }).collect();
     let mut notes = Vec::new();
     if !has_issues && !ios.is_empty() {
         notes.push("the trace has no D (issue) events (a bio-based device?): its Q (queue) events are replayed".to_string());
@@ -159,9 +120,8 @@ mod tests {
         c1.extend(rec(400, 64, 1 << 20, act::ISSUE, cat::WRITE | cat::DISCARD | cat::ISSUE, 1));
         std::fs::write(d.path().join("t.blktrace.0"), c0).unwrap();
         std::fs::write(d.path().join("t.blktrace.1"), c1).unwrap();
-        let fs = files(&d.path().join("t.blktrace.1")).unwrap();
-        assert_eq!(fs.len(), 2);
-        let t = read(&files(&base).unwrap()).unwrap();
+        assert_eq!(read(&d.path().join("t.blktrace.1")).unwrap().ios.len(), 3, "one file's name stands for all");
+        let t = read(&base).unwrap();
         let got: Vec<(u64, u64, Dir)> = t.ios.iter().map(|i| (i.at_ns, i.offset, i.dir)).collect();
         assert_eq!(got, vec![(0, 16 * 512, Dir::Read), (100, 8 * 512, Dir::Write), (200, 64 * 512, Dir::Trim)]);
         assert_eq!(t.device, Some((7, 3)));
@@ -174,14 +134,14 @@ mod tests {
         let mut c0 = rec(10, 8, 4096, act::QUEUE, cat::READ | cat::QUEUE, 0);
         c0.extend(rec(20, 16, 4096, act::COMPLETE, cat::READ | cat::COMPLETE, 0));
         std::fs::write(d.path().join("z.blktrace.0"), &c0).unwrap();
-        let t = read(&files(&d.path().join("z")).unwrap()).unwrap();
+        let t = read(&d.path().join("z")).unwrap();
         assert_eq!(t.ios.len(), 1);
         assert!(t.source.contains("Q (queue)") && t.notes[0].contains("no D"), "{t:?}");
         c0.truncate(70);
         std::fs::write(d.path().join("z.blktrace.0"), &c0).unwrap();
-        let e = read(&files(&d.path().join("z")).unwrap()).unwrap_err();
+        let e = read(&d.path().join("z")).unwrap_err();
         assert!(e.contains("z.blktrace.0") && e.contains("at byte 48") && e.contains("truncated"), "{e}");
-        let e = files(&d.path().join("none")).unwrap_err();
-        assert!(e.contains("no trace found") && e.contains("none.blktrace.N"), "{e}");
+        let e = read(&d.path().join("none")).unwrap_err();
+        assert!(e.contains("no trace files") && e.contains("none.blktrace.0") && e.contains("fio iolog"), "{e}");
     }
 }

@@ -30,7 +30,7 @@ pub fn read_trace(path: &Path) -> Result<Trace, String> {
             .map_err(|e| format!("{}: not UTF-8 text (byte {})", path.display(), e.utf8_error().valid_up_to()))?;
         return iolog::parse(&text, path);
     }
-    blktrace::read(&blktrace::files(path)?)
+    blktrace::read(path)
 }
 
 /// A trace file's bytes. Traces are often larger than `input`'s bound for
