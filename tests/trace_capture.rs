@@ -307,7 +307,8 @@ fn a_killed_blk_trace_is_undone_by_cleanup_and_by_the_next_start() {
     // Killed again: the next capture puts it back itself and traces.
     let mut child = spawn_trace(&l, state.path(), &[]);
     kill9(&mut child);
-    let out = fsbench().args(["trace", "-d", &l.name, "-w", "0.2", "-o", &l.base()]).env("FSBENCH_STATE_DIR", state.path()).output().unwrap();
+    let out =
+        fsbench().args(["trace", "-d", &l.name, "-w", "0.2", "-o", &l.base()]).env("FSBENCH_STATE_DIR", state.path()).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(err.contains("what a killed fsbench left: done: restore the tracer"), "{err}");

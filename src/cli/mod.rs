@@ -9,8 +9,8 @@ mod experiment;
 mod quick;
 mod replay;
 mod resume;
-mod trace;
 mod surface;
+mod trace;
 mod workload;
 
 use crate::report::export::{self, DocKind, Document, Formats};

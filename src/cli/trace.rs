@@ -70,13 +70,18 @@ pub fn run(a: TraceArgs) -> i32 {
     eprintln!("fsbench trace: tracing {} with {}", a.device, sess.method());
 
     let mut child = None;
+    // Kept apart from `child`, which is taken when the command exits early.
+    let mut child_pid = None;
     let mut status_line = None;
     let mut code = 0;
     if !a.command.is_empty() {
         // The command's output goes to stderr: stdout is the summary's.
         let stdout = std::io::stderr().as_fd_owned();
         match std::process::Command::new(&a.command[0]).args(&a.command[1..]).stdout(stdout).spawn() {
-            Ok(c) => child = Some(c),
+            Ok(c) => {
+                child_pid = Some(c.id());
+                child = Some(c);
+            }
             Err(e) => {
                 code = 1;
                 status_line = Some(format!("cannot run '{}': {e}", a.command[0]));
@@ -112,7 +117,6 @@ pub fn run(a: TraceArgs) -> i32 {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
-    let child_pid = child.as_ref().map(|c| c.id());
     let stopped = sess.stop();
     if let Some(mut c) = child {
         if interrupted {

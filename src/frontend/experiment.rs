@@ -35,8 +35,8 @@
 //! Every error names the file, line, column and key.
 
 use crate::frontend::environment::{parse_background_choice, parse_cache};
-use crate::model::environment::TraceSpec;
 use crate::frontend::FRONTENDS;
+use crate::model::environment::TraceSpec;
 use crate::model::environment::{CacheScenario, DeviceSource, TargetSpec};
 pub use crate::model::experiment::{BackgroundChoice, Experiment, MatrixWorkload, Target};
 use crate::units::parse_size;
@@ -250,7 +250,18 @@ pub fn parse(text: &str, path: &Path, sets: &[String]) -> Result<Experiment, Exp
             other => return Err(loc.span(v, "trace", format!("expected true, false or a device name, found {}", other.type_str()))),
         },
     };
-    Ok(Experiment { name, description: raw.description, file: path.to_path_buf(), repeat, params, targets, workloads, caches, backgrounds, trace })
+    Ok(Experiment {
+        name,
+        description: raw.description,
+        file: path.to_path_buf(),
+        repeat,
+        params,
+        targets,
+        workloads,
+        caches,
+        backgrounds,
+        trace,
+    })
 }
 
 fn set_error(loc: &Locator, s: &str, msg: &str) -> ExperimentError {

@@ -20,6 +20,6 @@ pub mod format;
 pub mod heatmap;
 pub mod layout;
 pub mod repeated;
-pub mod trace_section;
 pub mod trace;
 pub mod trace_charts;
+pub mod trace_section;

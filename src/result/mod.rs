@@ -360,8 +360,8 @@ pub mod load;
 pub mod postmark;
 pub mod replay;
 pub mod steady;
-pub mod trace;
 #[cfg(test)]
 pub(crate) mod testutil;
+pub mod trace;
 pub mod verify;
 pub mod ycsb;

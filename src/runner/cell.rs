@@ -5,6 +5,7 @@
 //! the load's files open; after the run the load stops and what reached the
 //! device is attributed.
 
+use super::trace::{device_of, Owners, TraceRun};
 use super::{execute, RunError, RunOptions};
 use crate::environment::background::{BackgroundLoad, BackgroundReport};
 use crate::environment::cache::{self, CacheReport};
@@ -13,7 +14,6 @@ use crate::model::environment::{BackgroundSpec, CacheScenario, TraceSpec};
 use crate::model::Plan;
 use crate::result::experiment::Attribution;
 use crate::result::RunResult;
-use super::trace::{device_of, Owners, TraceRun};
 use std::path::PathBuf;
 
 /// The environment a cell runs in.
@@ -91,7 +91,8 @@ pub fn run_cell(plan: &Plan, env: Environment, opts: &RunOptions) -> Result<Cell
         let written = result.jobs.iter().map(|j| j.issued().1 .1).sum();
         let report = t.report(&owners, Some(written)).map_err(RunError::Environment)?;
         if report.capture.lost_events > 0 {
-            opts.events.warning(&format!("trace: the kernel lost {} events; the trace's figures are incomplete", report.capture.lost_events));
+            opts.events
+                .warning(&format!("trace: the kernel lost {} events; the trace's figures are incomplete", report.capture.lost_events));
         }
         result.trace = Some(report);
     }

@@ -325,8 +325,7 @@ fn run_one(exp: &Experiment, t: &Target, active: &mut ActiveTarget, p: &Planned,
     // A cell's trace sits next to its run file: traces/CELL-rN.blktrace.*.
     let trace_base = opts.out.join("traces").join(format!("{}-r{}", p.cell.key(), p.repeat));
     let trace = exp.trace.as_ref().map(|t| (t, t.output.clone().unwrap_or(trace_base)));
-    let env =
-        Environment { cache: Some(&exp.caches[p.cache]), background: background.as_ref(), target: Some(&mut *active), trace };
+    let env = Environment { cache: Some(&exp.caches[p.cache]), background: background.as_ref(), target: Some(&mut *active), trace };
     match run_cell(&plan, env, &run_opts) {
         Ok(cell) => saved_run(exp, p, active.info.clone(), cell),
         Err(e) => failed_run(exp, p, active.info.clone(), &e.to_string()),
