@@ -122,6 +122,26 @@ fn axes(svg: &mut String, left: f64, plot_top: f64, plot_bottom: f64, plot_w: f6
     );
 }
 
+/// The y axis's title, turned along it, and the x axis's under the plot.
+fn axis_titles(svg: &mut String, (left, plot_top, plot_bottom, plot_w): (f64, f64, f64, f64), y: &str, x: Option<&str>) {
+    let mid = plot_top + (plot_bottom - plot_top) / 2.0;
+    let _ = write!(
+        svg,
+        "<text class=\"unit\" x=\"18\" y=\"{mid:.1}\" {FONT} font-size=\"12\" text-anchor=\"middle\" transform=\"rotate(-90 18 {mid:.1})\">{}</text>",
+        escape(y)
+    );
+    if let Some(x) = x {
+        let _ = write!(
+            svg,
+            "<text x=\"{:.1}\" y=\"{:.1}\" {FONT} font-size=\"12\" text-anchor=\"middle\">{}</text>",
+            left + plot_w / 2.0,
+            plot_bottom + 36.0,
+            escape(x)
+        );
+    }
+    svg.push('\n');
+}
+
 /// A tick label with as many decimals as the step needs.
 fn tick_label(v: f64, step: f64) -> String {
     let decimals = (0..10)
@@ -261,12 +281,7 @@ fn bars(title: &str, unit: &str, groups: &[BarGroup], note: Option<&str>) -> Str
     let axis_max = value_grid(&mut svg, top_value, left, plot_w, plot_bottom, plot_h);
     let y_of = |v: f64| plot_bottom - finite_or(v, 0.0).clamp(0.0, axis_max) / axis_max * plot_h;
     axes(&mut svg, left, plot_top, plot_bottom, plot_w);
-    let mid = plot_top + plot_h / 2.0;
-    let _ = writeln!(
-        svg,
-        "<text class=\"unit\" x=\"18\" y=\"{mid:.1}\" {FONT} font-size=\"12\" text-anchor=\"middle\" transform=\"rotate(-90 18 {mid:.1})\">{}</text>",
-        escape(unit)
-    );
+    axis_titles(&mut svg, (left, plot_top, plot_bottom, plot_w), unit, None);
 
     // Bars, centred in equal slots.
     let slot = plot_w / groups.len().max(1) as f64;
@@ -410,14 +425,7 @@ pub fn percentile_chart(title: &str, series: &[(String, Vec<(f64, f64)>)]) -> St
         );
     }
     axes(&mut svg, left, plot_top, plot_bottom, plot_w);
-    let mid = plot_top + plot_h / 2.0;
-    let _ = writeln!(
-        svg,
-        "<text class=\"unit\" x=\"18\" y=\"{mid:.1}\" {FONT} font-size=\"12\" text-anchor=\"middle\" transform=\"rotate(-90 18 {mid:.1})\">latency (µs, log scale)</text>\
-         <text x=\"{:.1}\" y=\"{:.1}\" {FONT} font-size=\"12\" text-anchor=\"middle\">percentile</text>",
-        left + plot_w / 2.0,
-        plot_bottom + 36.0
-    );
+    axis_titles(&mut svg, (left, plot_top, plot_bottom, plot_w), "latency (µs, log scale)", Some("percentile"));
 
     for (name, pts) in &clean {
         if pts.is_empty() {
@@ -524,16 +532,7 @@ pub fn size_chart(title: &str, unit: &str, x_name: &str, lines: &[Line], x_label
         svg.push('\n');
     }
     axes(&mut svg, left, plot_top, plot_bottom, plot_w);
-    let mid = plot_top + plot_h / 2.0;
-    let _ = writeln!(
-        svg,
-        "<text class=\"unit\" x=\"18\" y=\"{mid:.1}\" {FONT} font-size=\"12\" text-anchor=\"middle\" transform=\"rotate(-90 18 {mid:.1})\">{}</text>\
-         <text x=\"{:.1}\" y=\"{:.1}\" {FONT} font-size=\"12\" text-anchor=\"middle\">{} (log2 scale)</text>",
-        escape(unit),
-        left + plot_w / 2.0,
-        plot_bottom + 36.0,
-        escape(x_name)
-    );
+    axis_titles(&mut svg, (left, plot_top, plot_bottom, plot_w), unit, Some(&format!("{x_name} (log2 scale)")));
 
     for (name, pts) in &clean {
         if pts.is_empty() {
@@ -615,16 +614,7 @@ pub fn position_chart(
         );
     }
     axes(&mut svg, left, plot_top, plot_bottom, plot_w);
-    let mid = plot_top + plot_h / 2.0;
-    let _ = writeln!(
-        svg,
-        "<text class=\"unit\" x=\"18\" y=\"{mid:.1}\" {FONT} font-size=\"12\" text-anchor=\"middle\" transform=\"rotate(-90 18 {mid:.1})\">{}</text>\
-         <text x=\"{:.1}\" y=\"{:.1}\" {FONT} font-size=\"12\" text-anchor=\"middle\">{}</text>",
-        escape(unit),
-        left + plot_w / 2.0,
-        plot_bottom + 36.0,
-        escape(x_name)
-    );
+    axis_titles(&mut svg, (left, plot_top, plot_bottom, plot_w), unit, Some(x_name));
     for l in lines {
         let pts: Vec<&Point> = l.points.iter().filter(finite).collect();
         if pts.is_empty() {
@@ -724,16 +714,7 @@ pub fn xy_chart(title: &str, x_name: &str, y_name: &str, series: &[XySeries], ma
         );
     }
     axes(&mut svg, left, plot_top, plot_bottom, plot_w);
-    let mid = plot_top + plot_h / 2.0;
-    let _ = writeln!(
-        svg,
-        "<text class=\"unit\" x=\"18\" y=\"{mid:.1}\" {FONT} font-size=\"12\" text-anchor=\"middle\" transform=\"rotate(-90 18 {mid:.1})\">{}</text>\
-         <text x=\"{:.1}\" y=\"{:.1}\" {FONT} font-size=\"12\" text-anchor=\"middle\">{}</text>",
-        escape(y_name),
-        left + plot_w / 2.0,
-        plot_bottom + 36.0,
-        escape(x_name)
-    );
+    axis_titles(&mut svg, (left, plot_top, plot_bottom, plot_w), y_name, Some(x_name));
     for (name, pts) in &clean {
         if pts.is_empty() {
             continue;

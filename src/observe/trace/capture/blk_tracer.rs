@@ -47,12 +47,7 @@ fn setup(req: &TraceRequest, t: &Target, log: &mut dyn FnMut(&Undo), steps: &mut
         log(&u);
         steps.push(u);
     };
-    let tfs = Tracefs::find_or_mount(&mut |u| note(u.clone(), steps))?;
-    let mut notes = Vec::new();
-    let stale = tfs.remove_stale_instances();
-    if !stale.is_empty() {
-        notes.push(format!("removed trace instances killed fsbench runs left: {}", stale.join(", ")));
-    }
+    let (tfs, mut notes) = Tracefs::open(&mut |u| note(u.clone(), steps))?;
     let available = tracefs::read(&tfs.path("available_tracers"))?;
     if !available.split_whitespace().any(|x| x == "blk") {
         return Err(format!("the kernel has no blk tracer (available_tracers: {available}; it needs CONFIG_BLK_DEV_IO_TRACE)"));

@@ -88,6 +88,19 @@ impl Tracefs {
 
     /// Remove the private instances of fsbench processes that no longer run
     /// (a killed capture); returns what was removed.
+    /// tracefs found or mounted (a mount is logged as an undo step), with
+    /// the instances killed fsbench runs left removed and said in the notes
+    /// every capture method starts with.
+    pub fn open(log: &mut dyn FnMut(&Undo)) -> Result<(Tracefs, Vec<String>), String> {
+        let tfs = Tracefs::find_or_mount(log)?;
+        let mut notes = Vec::new();
+        let stale = tfs.remove_stale_instances();
+        if !stale.is_empty() {
+            notes.push(format!("removed trace instances killed fsbench runs left: {}", stale.join(", ")));
+        }
+        Ok((tfs, notes))
+    }
+
     pub fn remove_stale_instances(&self) -> Vec<String> {
         let Ok(rd) = std::fs::read_dir(self.path("instances")) else { return Vec::new() };
         let mut removed = Vec::new();

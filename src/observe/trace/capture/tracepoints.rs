@@ -243,12 +243,7 @@ fn prepare(req: &TraceRequest, t: &Target, log: &mut dyn FnMut(&Undo), steps: &m
         log(&u);
         steps.push(u);
     };
-    let tfs = Tracefs::find_or_mount(&mut |u| note(u.clone(), steps))?;
-    let mut notes = Vec::new();
-    let stale = tfs.remove_stale_instances();
-    if !stale.is_empty() {
-        notes.push(format!("removed trace instances killed fsbench runs left: {}", stale.join(", ")));
-    }
+    let (tfs, mut notes) = Tracefs::open(&mut |u| note(u.clone(), steps))?;
     let instances = tfs.path("instances");
     if !instances.is_dir() {
         return Err(format!("{} does not exist: this kernel has no trace instances", instances.display()));
