@@ -6,15 +6,13 @@
 //! trace and choose its events the same way.
 
 use super::events::Terminal;
-use super::workload::{run_plan, EnvFlags, Output};
-use super::{exporter_for, install_stop_handler, want_progress, CommonArgs, RepeatArgs};
+use super::workload::{check_flags, run_options, run_plan, Output};
+use super::{install_stop_handler, want_progress, CommonArgs, RepeatArgs};
 use crate::frontend::replay::{iolog, read_trace, Trace};
 use crate::model::recipe::Lowered;
 use crate::model::replay::{ReplayPlan, Speed};
 use crate::model::{Plan, Workload};
-use crate::report::export::DocKind;
 use crate::runner::replay::{check_fits, target_bytes};
-use crate::runner::RunOptions;
 use clap::Args;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -207,30 +205,11 @@ fn to_iolog(a: &ReplayArgs, trace: &Trace, out: &std::path::Path) -> i32 {
 
 /// Run a replay-shaped plan as every workload command runs its plan.
 pub(super) fn run_replay_plan(name: &str, plan: Plan, common: &CommonArgs, repeat: &RepeatArgs) -> i32 {
-    let kind = if repeat.wanted() { DocKind::Repeated } else { DocKind::Run };
-    let exporter = match exporter_for(name, &common.output_format, kind) {
-        Ok(e) => e,
+    let (exporter, env) = match check_flags(name, common, repeat) {
+        Ok(x) => x,
         Err(code) => return code,
     };
-    if let Err(code) = super::check_output(name, &common.output) {
-        return code;
-    }
-    let env = match EnvFlags::check(repeat, common.allow_uncontrolled) {
-        Ok(e) => e,
-        Err(e) => {
-            super::fail(format!("fsbench {name}: {e}"));
-            return 2;
-        }
-    };
     super::cleanup::warn_leftovers();
-    let opts = RunOptions {
-        allow_device: common.allow_device,
-        allow_fill: common.allow_fill,
-        keep_files: common.keep_files,
-        stop: install_stop_handler(),
-        events: Arc::new(Terminal::new(want_progress(common))),
-        cache_controlled: false,
-        command: std::env::args().collect(),
-    };
+    let opts = run_options(common, install_stop_handler(), Arc::new(Terminal::new(want_progress(common))));
     run_plan(Lowered { plan, warnings: Vec::new() }, &env, repeat, &opts, &exporter, &Output::Given(common.output.clone()))
 }

@@ -97,20 +97,9 @@ pub fn run(f: &dyn Frontend, m: &ArgMatches) -> i32 {
             return 2;
         }
     };
-    let kind = if repeat.wanted() { DocKind::Repeated } else { DocKind::Run };
-    let exporter = match exporter_for(name, &common.output_format, kind) {
-        Ok(e) => e,
+    let (exporter, env) = match check_flags(name, &common, &repeat) {
+        Ok(x) => x,
         Err(code) => return code,
-    };
-    if let Err(code) = super::check_output(name, &common.output) {
-        return code;
-    }
-    let env = match EnvFlags::check(&repeat, common.allow_uncontrolled) {
-        Ok(e) => e,
-        Err(e) => {
-            super::fail(format!("fsbench {name}: {e}"));
-            return 2;
-        }
     };
     let session = match f.lower_cli(&matches, &raw) {
         Ok(s) => s,
@@ -122,15 +111,7 @@ pub fn run(f: &dyn Frontend, m: &ArgMatches) -> i32 {
     super::cleanup::warn_leftovers();
     let stop = install_stop_handler();
     let events: Arc<dyn Events> = Arc::new(Terminal::new(want_progress(&common)));
-    let opts = RunOptions {
-        allow_device: common.allow_device,
-        allow_fill: common.allow_fill,
-        keep_files: common.keep_files,
-        stop: stop.clone(),
-        events: events.clone(),
-        cache_controlled: false,
-        command: std::env::args().collect(),
-    };
+    let opts = run_options(&common, stop.clone(), events.clone());
     let mut status = 0;
     for step in session {
         if stop.load(Ordering::Relaxed) {
@@ -171,6 +152,32 @@ pub fn run(f: &dyn Frontend, m: &ArgMatches) -> i32 {
     status
 }
 
+/// What every workload command checks before it lowers anything: the
+/// output format for its document, the output file, the environment flags.
+pub(super) fn check_flags(name: &str, common: &CommonArgs, repeat: &RepeatArgs) -> Result<(Formats, EnvFlags), i32> {
+    let kind = if repeat.wanted() { DocKind::Repeated } else { DocKind::Run };
+    let exporter = exporter_for(name, &common.output_format, kind)?;
+    super::check_output(name, &common.output)?;
+    let env = EnvFlags::check(repeat, common.allow_uncontrolled).map_err(|e| {
+        super::fail(format!("fsbench {name}: {e}"));
+        2
+    })?;
+    Ok((exporter, env))
+}
+
+/// The run options a workload command's flags give.
+pub(super) fn run_options(common: &CommonArgs, stop: Arc<std::sync::atomic::AtomicBool>, events: Arc<dyn Events>) -> RunOptions {
+    RunOptions {
+        allow_device: common.allow_device,
+        allow_fill: common.allow_fill,
+        keep_files: common.keep_files,
+        stop,
+        events,
+        cache_controlled: false,
+        command: std::env::args().collect(),
+    }
+}
+
 /// Where a report goes.
 pub(super) enum Output {
     /// `--output FILE`, or stdout.
@@ -188,7 +195,7 @@ pub(super) struct EnvFlags {
 }
 
 impl EnvFlags {
-    pub(super) fn check(r: &RepeatArgs, allow_uncontrolled: bool) -> Result<EnvFlags, String> {
+    fn check(r: &RepeatArgs, allow_uncontrolled: bool) -> Result<EnvFlags, String> {
         let cache = r.cache.as_deref().map(parse_cache).transpose().map_err(|e| format!("--cache: {e}"))?;
         if let Some(why) = cache.as_ref().and_then(|c| crate::environment::cache::cannot_apply(c, false)) {
             if !allow_uncontrolled {
