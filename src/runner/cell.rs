@@ -24,7 +24,7 @@ pub struct Environment<'a> {
     /// A target fsbench set up: a fresh mount remounts it, attribution
     /// reads its device.
     pub target: Option<&'a mut ActiveTarget>,
-    /// Trace the run's device; the files go to `trace_basename`.
+    /// Trace the run's device, writing the blktrace files under this base name.
     pub trace: Option<(&'a TraceSpec, PathBuf)>,
 }
 
