@@ -1,14 +1,19 @@
 //! One reader thread per CPU over `per_cpu/cpuN/trace_pipe_raw`: it waits
 //! (poll, woken by the kernel when the buffer is `buffer_percent` full, or
 //! every 10 ms, soon enough to look a new thread's process up in /proc
-//! while it most likely still runs), reads whole ring-buffer pages, turns their events into
-//! blktrace records with a [`Convert`] and hands them to the sink. On stop
-//! it reads what is left and ends.
+//! while it most likely still runs) and reads whole ring-buffer pages.
+//! During the run it only copies the pages into memory and notes new pids:
+//! turning events into blktrace records and writing the files costs CPU
+//! the benchmark and the device's workers need, and writing the files
+//! while the run goes on would add I/O (to the traced device, if the files
+//! are on it). The pages are converted with a [`Convert`] and handed to the
+//! sink on stop, or while the run goes on once the readers hold more than
+//! their memory limit ([`stage_limit`]).
 
 use super::ringbuf;
 use super::PidInfo;
 use crate::observe::trace::record::{RecordSink, Records};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
@@ -33,6 +38,9 @@ pub trait Convert: Send {
 pub struct Shared {
     sink: Mutex<Box<dyn RecordSink>>,
     records: AtomicU64,
+    /// Bytes of pages held by all readers, and the most they may hold.
+    staged: AtomicU64,
+    stage_limit: u64,
     error: Mutex<Option<String>>,
     pids: Mutex<BTreeMap<u32, PidInfo>>,
 }
@@ -82,6 +90,8 @@ impl Readers {
         let shared = Arc::new(Shared {
             sink: Mutex::new(sink),
             records: AtomicU64::new(0),
+            staged: AtomicU64::new(0),
+            stage_limit: stage_limit(),
             error: Mutex::new(None),
             pids: Mutex::new(BTreeMap::new()),
         });
@@ -144,30 +154,34 @@ fn read_loop(
 ) -> Result<CpuCount, String> {
     let fd = file.as_raw_fd();
     let mut page = vec![0u8; page_size];
-    let mut out = Vec::with_capacity(page_size * 2);
+    let mut stage = Stage::default();
     let mut count = CpuCount::default();
-    let mut seen: HashSet<u32> = HashSet::new();
+    let mut seen = PidSet::default();
     let mut new_pids: Vec<(u32, Option<String>)> = Vec::new();
     loop {
         let stopping = stop.load(Ordering::SeqCst);
         // SAFETY: `page` is a writable buffer of page.len() bytes; fd is open for reading.
         let n = unsafe { libc::read(fd, page.as_mut_ptr().cast(), page.len()) };
         if n > 0 {
-            out.clear();
-            let info = ringbuf::for_each_event(&page[..n as usize], |ts, data| {
+            let page = &page[..n as usize];
+            // Only the pids now: they must be looked up while they run.
+            let info = ringbuf::for_each_event(page, |_, data| {
                 if let Some((_, pid)) = ringbuf::entry_type_pid(data) {
                     if seen.insert(pid) {
                         new_pids.push((pid, conv.comm_of(data)));
                     }
                 }
-                conv.convert(ts, data, &mut out);
             })
             .map_err(|e| format!("{}: {}", path.display(), e.0))?;
             count.events += info.events;
             count.missed_pages += info.missed.is_some() as u64;
-            deliver(shared, &out);
             if !new_pids.is_empty() {
                 learn_pids(shared, &mut new_pids);
+            }
+            stage.push(page);
+            let staged = shared.staged.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
+            if stopping || staged > shared.stage_limit {
+                stage.convert_and_deliver(conv.as_mut(), shared);
             }
             continue;
         }
@@ -176,11 +190,88 @@ fn read_loop(
             return Err(format!("cannot read {}: {err}", path.display()));
         }
         if stopping {
+            stage.convert_and_deliver(conv.as_mut(), shared);
             return Ok(count);
         }
         let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
         // SAFETY: one valid pollfd for the duration of the call.
         unsafe { libc::poll(&mut pfd, 1, POLL_MS) };
+    }
+}
+
+/// The pids a reader has seen: a bit per pid, since it is asked for every
+/// event.
+#[derive(Default)]
+struct PidSet(Vec<u64>);
+
+impl PidSet {
+    /// Whether `pid` is new.
+    fn insert(&mut self, pid: u32) -> bool {
+        let (word, bit) = (pid as usize / 64, 1u64 << (pid % 64));
+        if word >= self.0.len() {
+            self.0.resize(word + 1, 0);
+        }
+        let new = self.0[word] & bit == 0;
+        self.0[word] |= bit;
+        new
+    }
+}
+
+/// How many bytes of ring-buffer pages all readers together hold before
+/// they convert and write during the run: 512 MiB (about 9 million blk
+/// tracer events), or an eighth of the memory available if that is less.
+fn stage_limit() -> u64 {
+    const MAX: u64 = 512 << 20;
+    let available = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+        m.lines().find_map(|l| l.strip_prefix("MemAvailable:")).and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+    });
+    available.map(|kb| (kb * 1024 / 8).min(MAX)).unwrap_or(MAX)
+}
+
+/// Pages one reader read and has not converted yet, in reading order, in
+/// chunks so that holding more never copies what is held.
+#[derive(Default)]
+struct Stage {
+    chunks: Vec<(Vec<u8>, Vec<usize>)>,
+    bytes: u64,
+}
+
+impl Stage {
+    const CHUNK: usize = 1 << 20;
+
+    fn push(&mut self, page: &[u8]) {
+        match self.chunks.last_mut() {
+            Some((bytes, lens)) if bytes.len() + page.len() <= bytes.capacity() => {
+                bytes.extend_from_slice(page);
+                lens.push(page.len());
+            }
+            _ => {
+                let mut bytes = Vec::with_capacity(Self::CHUNK.max(page.len()));
+                bytes.extend_from_slice(page);
+                self.chunks.push((bytes, vec![page.len()]));
+            }
+        }
+        self.bytes += page.len() as u64;
+    }
+
+    /// Convert every held page and hand the records to the sink; the
+    /// pages were checked when they were read.
+    fn convert_and_deliver(&mut self, conv: &mut dyn Convert, shared: &Shared) {
+        let mut out = Vec::with_capacity(64 * 1024);
+        for (bytes, lens) in self.chunks.drain(..) {
+            let mut at = 0;
+            for len in lens {
+                let _ = ringbuf::for_each_event(&bytes[at..at + len], |ts, data| conv.convert(ts, data, &mut out));
+                at += len;
+                if out.len() >= 32 * 1024 {
+                    deliver(shared, &out);
+                    out.clear();
+                }
+            }
+        }
+        deliver(shared, &out);
+        shared.staged.fetch_sub(self.bytes, Ordering::Relaxed);
+        self.bytes = 0;
     }
 }
 
