@@ -66,8 +66,8 @@ fn setup() -> Option<(std::sync::MutexGuard<'static, ()>, Loop)> {
         return None;
     }
     let guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    if !Path::new(TRACEFS).join("trace").exists() {
-        skip("tracefs is not mounted at /sys/kernel/tracing");
+    if !common::ensure_tracefs() {
+        skip("tracefs cannot be mounted at /sys/kernel/tracing");
         return None;
     }
     match Loop::new(64 << 20) {
@@ -111,7 +111,11 @@ fn hundred_writes(dev: &str) -> u32 {
 }
 
 fn capture(l: &Loop, method: Method, buffer_kb: u64, work: impl FnOnce()) -> Result<(Captured, Vec<u8>), CaptureError> {
-    let req = TraceRequest { device: l.path(), buffer_kb_per_cpu: buffer_kb, method: Some(method) };
+    capture_of(&l.path(), method, buffer_kb, cat::ALL, work)
+}
+
+fn capture_of(dev: &str, method: Method, buffer_kb: u64, act_mask: u16, work: impl FnOnce()) -> Result<(Captured, Vec<u8>), CaptureError> {
+    let req = TraceRequest { device: dev.to_string(), buffer_kb_per_cpu: buffer_kb, method: Some(method), act_mask };
     let shared = std::sync::Arc::new(Mutex::new(Vec::new()));
     let c = capture::start(&req, Box::new(Shared(shared.clone())))?;
     work();
@@ -189,6 +193,108 @@ fn tracepoints_capture_exactly_the_writes_and_remove_their_instance() {
     check_hundred(&c, &bytes, tid);
     assert!(!tracepoints::first_instance_dir(Path::new(TRACEFS)).exists(), "the private instance is removed");
     assert!(!c.pids[&tid].comm.is_empty());
+}
+
+/// The actions in a record stream, as (action code, sector) pairs sorted.
+fn actions(bytes: &[u8]) -> Vec<(u16, u64)> {
+    let mut v: Vec<(u16, u64)> =
+        Records::new(bytes, 0).map(|r| r.expect("a well-formed record stream")).map(|r| (r.h.action_code(), r.h.sector)).collect();
+    v.sort_unstable();
+    v
+}
+
+/// blktrace's `-a issue -a complete`, by each tracefs method: the 100
+/// writes as D and C records, and nothing else.
+#[test]
+fn act_mask_keeps_only_the_categories_asked_for() {
+    let Some((_g, l)) = setup() else { return };
+    for method in [Method::BlkTracer, Method::Tracepoints] {
+        if method == Method::BlkTracer && !top_level_free() {
+            skip("the top-level tracer is in use by someone else: blk tracer not checked");
+            continue;
+        }
+        let (c, bytes) = capture_of(&l.path(), method, 1024, cat::ISSUE | cat::COMPLETE, || {
+            hundred_writes(&l.path());
+        })
+        .unwrap_or_else(|e| panic!("{method}: {e}"));
+        assert_eq!(c.act_mask.as_deref(), Some("issue,complete"));
+        let want: Vec<(u16, u64)> = [act::ISSUE, act::COMPLETE].iter().flat_map(|&a| (0..100).map(move |i| (a, i * 24))).collect();
+        let mut want = want;
+        want.sort_unstable();
+        assert_eq!(actions(&bytes), want, "{method}: only the writes' D and C records");
+        assert_eq!(l.trace_enable(), "0", "{method}: the device's trace (and its mask) is gone");
+    }
+}
+
+/// An MBR with one partition from sector `start` of `sectors` sectors.
+fn mbr(start: u32, sectors: u32) -> [u8; 512] {
+    let mut m = [0u8; 512];
+    let e = &mut m[446..462];
+    e[4] = 0x83;
+    e[8..12].copy_from_slice(&start.to_le_bytes());
+    e[12..16].copy_from_slice(&sectors.to_le_bytes());
+    m[510] = 0x55;
+    m[511] = 0xaa;
+    m
+}
+
+/// A partition is traced on its disk, kept to its sectors: writes to the
+/// disk outside the partition are not in the trace, writes inside are, at
+/// their sectors on the disk.
+#[test]
+fn a_partition_keeps_to_its_sectors() {
+    let Some((_g, _l)) = setup() else { return };
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let img = dir.path().join("img");
+    let (start, sectors) = (8192u32, 65536u32);
+    let f = std::fs::File::create(&img).unwrap();
+    f.set_len(64 << 20).unwrap();
+    f.write_all_at(&mbr(start, sectors), 0).unwrap();
+    drop(f);
+    let out = std::process::Command::new("losetup").args(["--find", "--show", "--partscan"]).arg(&img).output().unwrap();
+    if !out.status.success() {
+        skip("cannot make a partitioned loop device");
+        return;
+    }
+    let disk = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    struct Detach(String);
+    impl Drop for Detach {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("losetup").args(["-d", &self.0]).status();
+        }
+    }
+    let _detach = Detach(disk.clone());
+    let part = format!("{disk}p1");
+    for _ in 0..50 {
+        if Path::new(&part).exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    if !Path::new(&part).exists() {
+        skip("the kernel made no partition node for the loop device");
+        return;
+    }
+    for method in [Method::BlkTracer, Method::Tracepoints] {
+        if method == Method::BlkTracer && !top_level_free() {
+            continue;
+        }
+        let (c, bytes) = capture_of(&part, method, 1024, cat::ALL, || {
+            // Outside the partition (the disk's first 1.2 MB), then inside.
+            hundred_writes(&disk);
+            hundred_writes(&part);
+        })
+        .unwrap_or_else(|e| panic!("{method}: {e}"));
+        assert_eq!(c.sectors, Some((start as u64, (start + sectors - 1) as u64)), "{method}");
+        let got = actions(&bytes);
+        let inside = |s: u64| (start as u64..(start + sectors) as u64).contains(&s);
+        for code in [act::ISSUE, act::COMPLETE] {
+            let at: Vec<u64> = got.iter().filter(|(a, _)| *a == code).map(|(_, s)| *s).collect();
+            let want: Vec<u64> = (0..100).map(|i| start as u64 + i * 24).collect();
+            assert_eq!(at, want, "{method}: action {code} at the partition's writes only, as disk sectors");
+        }
+        assert!(got.iter().all(|(_, s)| *s == 0 || inside(*s)), "{method}: nothing outside the partition: {got:?}");
+    }
 }
 
 #[test]

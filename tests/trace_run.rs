@@ -29,8 +29,8 @@ fn setup() -> Option<Loop> {
         skip("not root: block tracing needs root");
         return None;
     }
-    if !Path::new("/sys/kernel/tracing/trace").exists() {
-        skip("tracefs is not mounted at /sys/kernel/tracing");
+    if !common::ensure_tracefs() {
+        skip("tracefs cannot be mounted at /sys/kernel/tracing");
         return None;
     }
     let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
@@ -96,6 +96,49 @@ fn traced_fio_job_is_all_in_its_trace() {
     let name = Path::new(&l.dev).file_name().unwrap().to_string_lossy().to_string();
     let enable = std::fs::read_to_string(format!("/sys/block/{name}/trace/enable")).unwrap_or_default();
     assert_ne!(enable.trim(), "1", "the device's trace is disabled");
+}
+
+/// `--trace-mask=issue,complete` (blktrace's `-a issue -a complete`): the
+/// kernel keeps only dispatches and completions, and the analysis still
+/// charges every write to the benchmark.
+#[test]
+fn trace_mask_keeps_only_the_categories_named() {
+    let Some(l) = setup() else { return };
+    let base = l.dir.path().join("t");
+    let out = fsbench()
+        .args(["fio", "--name=w", "--rw=write", "--bs=4k", "--size=2m", "--direct=1", "--ioengine=psync", "--allow-device"])
+        .arg(format!("--filename={}", l.dev))
+        .args(["--trace", "--trace-mask=issue,complete"])
+        .arg(format!("--trace-output={}", base.display()))
+        .args(["--output-format=json", "--no-progress"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout alone");
+    let t = &v["trace"];
+    assert_eq!(t["capture"]["act_mask"], "issue,complete", "{}", t["capture"]);
+    assert_eq!(t["capture"]["lost_events"], 0);
+    let total = &t["summary"]["devices"][0]["total"];
+    assert_eq!(total["queued"]["write"]["count"], 0, "no Q records: {total}");
+    assert_eq!(total["dispatched"]["write"]["count"], 512, "{total}");
+    // blkparse counts the cache flush at close as a 0-KiB write completion.
+    assert_eq!(total["completed"]["write"]["kib"], 2048, "{total}");
+    // 512 writes plus the cache flush at close, each a dispatch and a completion.
+    let records = t["capture"]["records"].as_u64().unwrap();
+    assert!((1024..=1030).contains(&records), "{records} records");
+    let a = &t["analysis"];
+    assert_eq!(a["roles"]["benchmark"]["dispatched"]["write_ops"], 512, "{}", a["roles"]);
+    assert_eq!(a["phases"]["d2c_request"]["count"], 512, "D2C per request without Qs: {}", a["phases"]["d2c_request"]);
+
+    let bad = fsbench()
+        .args(["fio", "--name=w", "--rw=write", "--bs=4k", "--size=1m", "--allow-device", "--trace", "--trace-mask=issue,dispatch"])
+        .arg(format!("--filename={}", l.dev))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(bad.status.code(), Some(2), "{err}");
+    assert!(err.contains("--trace-mask") && err.contains("'dispatch'") && err.contains("complete"), "{err}");
 }
 
 #[test]

@@ -181,6 +181,14 @@ pub struct RepeatArgs {
     /// fsbench-trace-TIME/trace in the current directory).
     #[arg(long, value_name = "BASENAME", requires = "trace")]
     pub trace_output: Option<PathBuf>,
+    /// Keep only these blktrace categories (blktrace's -a), comma-separated:
+    /// read, write, flush, sync, queue, requeue, issue, complete, fs, pc,
+    /// notify, ahead, meta, discard, drv_data, fua. `issue,complete` costs
+    /// far less than all (see bench/trace-overhead) and still gives
+    /// dispatches, sizes, seeks, queue depth and D2C per request; btt's
+    /// Q-based phases need `queue`.
+    #[arg(long, value_name = "LIST", requires = "trace")]
+    pub trace_mask: Option<String>,
 }
 
 impl RepeatArgs {

@@ -29,6 +29,11 @@ pub struct TraceArgs {
     /// (default: the first that works, in that order).
     #[arg(long, value_name = "M")]
     method: Option<String>,
+    /// Keep only this blktrace category (blktrace's -a; repeat it or give
+    /// a comma-separated list): read, write, flush, sync, queue, requeue,
+    /// issue, complete, fs, pc, notify, ahead, meta, discard, drv_data, fua.
+    #[arg(short = 'a', long = "act-mask", value_name = "CATEGORY")]
+    act_mask: Vec<String>,
     /// Kernel trace buffer per CPU, in KiB.
     #[arg(long, default_value_t = DEFAULT_BUFFER_KB, value_name = "KIB")]
     buffer_kb: u64,
@@ -55,12 +60,20 @@ pub fn run(a: TraceArgs) -> i32 {
     if !(MIN_BUFFER_KB..=MAX_BUFFER_KB).contains(&a.buffer_kb) {
         return fail(format!("--buffer-kb {}: expected {MIN_BUFFER_KB} to {MAX_BUFFER_KB} KiB per CPU", a.buffer_kb), 2);
     }
+    let act_mask = if a.act_mask.is_empty() {
+        None
+    } else {
+        match crate::observe::trace::record::cat::parse_mask(&a.act_mask.join(",")) {
+            Ok(m) => Some(m),
+            Err(e) => return fail(format!("-a: {e}"), 2),
+        }
+    };
     let basename = a.output.clone().unwrap_or_else(|| {
         let dev = a.device.rsplit('/').next().unwrap_or(&a.device);
         PathBuf::from(".").join(dev)
     });
     let stop = super::install_stop_handler();
-    let sess = match TraceRun::start(&a.device, method, Some(a.buffer_kb), &basename) {
+    let sess = match TraceRun::start(&a.device, method, Some(a.buffer_kb), act_mask, &basename) {
         Ok(s) => s,
         Err(e) => return fail(e.message, if e.bad_input { 2 } else { 1 }),
     };

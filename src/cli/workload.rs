@@ -210,6 +210,13 @@ impl EnvFlags {
             .transpose()
             .map_err(|e| format!("--trace: {e}"))?
             .map(|t| crate::model::environment::TraceSpec { output: r.trace_output.clone(), ..t });
+        let trace = match (trace, r.trace_mask.as_deref()) {
+            (Some(t), Some(m)) => {
+                let mask = crate::observe::trace::record::cat::parse_mask(m).map_err(|e| format!("--trace-mask: {e}"))?;
+                Some(crate::model::environment::TraceSpec { act_mask: Some(mask), ..t })
+            }
+            (t, _) => t,
+        };
         Ok(EnvFlags { cache, background, trace })
     }
 }

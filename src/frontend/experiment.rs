@@ -85,6 +85,8 @@ struct RawExperiment {
     background: Vec<Spanned<String>>,
     /// `true` (the workload's device) or a device name.
     trace: Option<Spanned<toml::Value>>,
+    /// The blktrace categories to keep, comma-separated (`--trace-mask`).
+    trace_mask: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -249,6 +251,14 @@ pub fn parse(text: &str, path: &Path, sets: &[String]) -> Result<Experiment, Exp
             toml::Value::String(s) => Some(TraceSpec::parse(s).map_err(|e| loc.span(v, "trace", e))?),
             other => return Err(loc.span(v, "trace", format!("expected true, false or a device name, found {}", other.type_str()))),
         },
+    };
+    let trace = match (trace, &raw.trace_mask) {
+        (_, Some(m)) if raw.trace.is_none() => return Err(loc.span(m, "trace_mask", "trace_mask needs trace = true (or a device)")),
+        (Some(t), Some(m)) => {
+            let mask = crate::observe::trace::record::cat::parse_mask(m.get_ref()).map_err(|e| loc.span(m, "trace_mask", e))?;
+            Some(TraceSpec { act_mask: Some(mask), ..t })
+        }
+        (t, _) => t,
     };
     Ok(Experiment {
         name,
@@ -641,6 +651,20 @@ args = ["--name=w", "--rw=write", "--size=${size}", "--directory=${target}"]
     fn managed_target_needs_a_device_source() {
         let e = err_at(&GOOD.replace("loop = { dir = \"/var/tmp\", size = \"1g\" }", ""));
         assert!(e.message.contains("loop"), "{e}");
+    }
+
+    #[test]
+    fn trace_mask_needs_trace_and_known_categories() {
+        let with = |keys: &str| GOOD.replace("repeat = 2", &format!("repeat = 2\n{keys}"));
+        let e = parse_str(&with("trace = true\ntrace_mask = \"issue,complete\"")).unwrap();
+        let mask = crate::observe::trace::record::cat::ISSUE | crate::observe::trace::record::cat::COMPLETE;
+        assert_eq!(e.trace.and_then(|t| t.act_mask), Some(mask));
+        let e = err_at(&with("trace_mask = \"issue\""));
+        assert_eq!((e.line, e.key.as_deref()), (4, Some("trace_mask")), "{e}");
+        assert!(e.message.contains("needs trace"), "{e}");
+        let e = err_at(&with("trace = true\ntrace_mask = \"issue,dispatch\""));
+        assert_eq!((e.line, e.key.as_deref()), (5, Some("trace_mask")), "{e}");
+        assert!(e.message.contains("'dispatch'"), "{e}");
     }
 
     #[test]

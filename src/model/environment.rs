@@ -193,6 +193,10 @@ pub struct TraceSpec {
     /// is added when several runs trace). `None` = a directory of the
     /// run's own (an experiment's cell directory, or `fsbench-trace-TIME`).
     pub output: Option<PathBuf>,
+    /// The blktrace categories to keep (`--trace-mask`, blktrace's `-a`);
+    /// `None` = all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub act_mask: Option<u16>,
 }
 
 impl TraceSpec {
@@ -206,6 +210,6 @@ impl TraceSpec {
         if t.chars().any(|c| c.is_whitespace() || c == ',') {
             return Err(format!("expected a block device (e.g. /dev/loop0 or loop0) or 'auto', found '{t}'"));
         }
-        Ok(TraceSpec { device: Some(t.to_string()), output: None })
+        Ok(TraceSpec { device: Some(t.to_string()), output: None, act_mask: None })
     }
 }

@@ -19,6 +19,9 @@ pub fn render(r: &TraceReport) -> String {
         c.duration_ns as f64 / 1e9,
         r.basename.display()
     );
+    if let Some(m) = &c.act_mask {
+        let _ = writeln!(t, "categories kept (blktrace -a): {m}");
+    }
     if let Some(d) = &c.counters {
         let _ = writeln!(
             t,

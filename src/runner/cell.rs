@@ -61,7 +61,7 @@ pub fn run_cell(plan: &Plan, env: Environment, opts: &RunOptions) -> Result<Cell
             .as_ref()
             .map(|(spec, basename)| {
                 let dev = device_of(spec, files, &plan.data_dir())?;
-                let t = TraceRun::start(&dev, None, None, basename).map_err(|e| e.message)?;
+                let t = TraceRun::start(&dev, None, None, spec.act_mask, basename).map_err(|e| e.message)?;
                 for why in t.reasons() {
                     opts.events.note(&format!("trace: {why}"));
                 }

@@ -58,7 +58,13 @@ pub fn default_basename() -> PathBuf {
 impl TraceRun {
     /// Start tracing `device`, writing `basename.blktrace.CPU` (its
     /// directory is made if missing).
-    pub fn start(device: &str, method: Option<Method>, buffer_kb: Option<u64>, basename: &Path) -> Result<TraceRun, StartError> {
+    pub fn start(
+        device: &str,
+        method: Option<Method>,
+        buffer_kb: Option<u64>,
+        act_mask: Option<u16>,
+        basename: &Path,
+    ) -> Result<TraceRun, StartError> {
         let io = |message: String| StartError { message, bad_input: false };
         if let Some(dir) = basename.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| io(format!("trace: cannot make {}: {e}", dir.display())))?;
@@ -68,6 +74,9 @@ impl TraceRun {
         req.method = method;
         if let Some(kb) = buffer_kb {
             req.buffer_kb_per_cpu = kb;
+        }
+        if let Some(m) = act_mask {
+            req.act_mask = m;
         }
         let session = session::start(&req, Box::new(writer)).map_err(|e| StartError {
             bad_input: matches!(e, CaptureError::BadDevice(_) | CaptureError::NotRoot(_)),

@@ -141,3 +141,20 @@ impl Drop for Tracefs {
         }
     }
 }
+
+/// tracefs at /sys/kernel/tracing, mounted there if the kernel has it and
+/// nothing is mounted yet (a fresh machine often has it unmounted). It is
+/// left mounted: the standard place, and the tests read the tracer's state
+/// there after fsbench has put it back. Root only.
+#[allow(dead_code)]
+pub fn ensure_tracefs() -> bool {
+    let root = std::path::Path::new("/sys/kernel/tracing");
+    if root.join("trace").exists() {
+        return true;
+    }
+    if !std::fs::read_to_string("/proc/filesystems").unwrap_or_default().contains("tracefs") {
+        return false;
+    }
+    std::process::Command::new("mount").args(["-t", "tracefs", "nodev"]).arg(root).status().is_ok_and(|s| s.success())
+        && root.join("trace").exists()
+}

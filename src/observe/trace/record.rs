@@ -56,6 +56,36 @@ pub mod cat {
     pub const DISCARD: u16 = 1 << 13;
     pub const DRV_DATA: u16 = 1 << 14;
     pub const FUA: u16 = 1 << 15;
+
+    /// Every category: what blktrace traces without `-a`.
+    pub const ALL: u16 = 0xffff;
+
+    /// blktrace's names for the categories (its `-a` and the kernel's
+    /// `act_mask`), bit by bit.
+    pub const NAMES: [&str; 16] = [
+        "read", "write", "flush", "sync", "queue", "requeue", "issue", "complete", "fs", "pc", "notify", "ahead", "meta", "discard",
+        "drv_data", "fua",
+    ];
+
+    /// A comma-separated list of category names (as blktrace's `-a`,
+    /// which may also be given several times: join them with commas).
+    pub fn parse_mask(text: &str) -> Result<u16, String> {
+        let mut mask = 0;
+        for name in text.split(',').map(str::trim) {
+            match NAMES.iter().position(|n| n.eq_ignore_ascii_case(name)) {
+                Some(bit) => mask |= 1 << bit,
+                None => {
+                    return Err(format!("'{name}' is not a blktrace category; expected a comma-separated list of {}", NAMES.join(", ")))
+                }
+            }
+        }
+        Ok(mask)
+    }
+
+    /// The names of the categories in `mask`, comma-separated.
+    pub fn mask_names(mask: u16) -> String {
+        NAMES.iter().enumerate().filter(|(bit, _)| mask & (1 << bit) != 0).map(|(_, n)| *n).collect::<Vec<_>>().join(",")
+    }
 }
 
 /// Notify records (category NOTIFY): `BLK_TN_*` in the action code.
@@ -259,6 +289,17 @@ impl<'a> Iterator for Records<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn category_masks_read_and_print_blktraces_names() {
+        assert_eq!(cat::parse_mask("issue,complete"), Ok(cat::ISSUE | cat::COMPLETE));
+        assert_eq!(cat::parse_mask(" Write , sync"), Ok(cat::WRITE | cat::SYNC));
+        assert_eq!(cat::parse_mask(&cat::NAMES.join(",")), Ok(cat::ALL));
+        assert_eq!(cat::mask_names(cat::QUEUE | cat::FUA), "queue,fua");
+        let e = cat::parse_mask("issue,dispatch").unwrap_err();
+        assert!(e.contains("'dispatch'") && e.contains("drv_data"), "{e}");
+        assert!(cat::parse_mask("").is_err());
+    }
 
     fn sample(pdu: &[u8]) -> Vec<u8> {
         let h = Header {

@@ -8,7 +8,7 @@
 use super::reader::{Convert, Readers};
 use super::tracefs::{self, CpuStats, TopLevelSaved, Tracefs, Undo};
 use super::{undo_all, PidInfo, Running, Started, Stopped, Target, TraceRequest};
-use crate::observe::trace::record::{Header, RecordSink, HEADER_LEN, MAGIC, VERSION};
+use crate::observe::trace::record::{cat, Header, RecordSink, HEADER_LEN, MAGIC, VERSION};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -40,6 +40,7 @@ struct Setup {
     cpus: Vec<u32>,
     before: Vec<CpuStats>,
     notes: Vec<String>,
+    act_mask: u16,
 }
 
 fn setup(req: &TraceRequest, t: &Target, log: &mut dyn FnMut(&Undo), steps: &mut Vec<Undo>) -> Result<Setup, String> {
@@ -90,7 +91,7 @@ fn setup(req: &TraceRequest, t: &Target, log: &mut dyn FnMut(&Undo), steps: &mut
     if t.range.is_some() {
         notes.push(format!("{} is a partition: the kernel keeps to its sectors (its trace/start_lba and end_lba)", t.dev.name));
     }
-    Ok(Setup { tracefs: tfs, blk_type, page, cpus, before, notes })
+    Ok(Setup { tracefs: tfs, blk_type, page, cpus, before, notes, act_mask: req.act_mask })
 }
 
 impl Setup {
@@ -102,7 +103,7 @@ impl Setup {
         log: &mut dyn FnMut(&Undo),
         steps: &mut Vec<Undo>,
     ) -> Result<Readers, (String, Box<dyn RecordSink>)> {
-        let (blk_type, kdev) = (self.blk_type, t.kdev);
+        let (blk_type, kdev, act_mask) = (self.blk_type, t.kdev, self.act_mask);
         // The readers own the sink from here; a failure below hands it back.
         let readers = Readers::start(&self.tracefs.root, &self.cpus, sink, self.page, |cpu| {
             Box::new(BlkConvert { cpu: cpu as u16, seq: 0, start_ns, blk_type, kdev })
@@ -112,7 +113,10 @@ impl Setup {
         let u = Undo::DeviceTrace { sysfs_trace: trace_dir.clone() };
         log(&u);
         steps.push(u);
-        if let Err(e) = tracefs::write(&trace_dir.join("enable"), "1") {
+        // Writing act_mask sets the device's trace up already (enable then
+        // changes nothing), so it comes after the undo step is registered.
+        let mask = (act_mask != cat::ALL).then(|| tracefs::write(&trace_dir.join("act_mask"), &format!("{act_mask:#x}")));
+        if let Err(e) = mask.unwrap_or(Ok(())).and_then(|()| tracefs::write(&trace_dir.join("enable"), "1")) {
             return Err(match readers.finish() {
                 Ok(d) => (e, d.sink),
                 Err(e2) => (format!("{e}; {e2}"), Box::<Vec<u8>>::default()),

@@ -118,7 +118,7 @@ fn setup(req: &TraceRequest, t: &Target, log: &mut dyn FnMut(&Undo), steps: &mut
     let dev = open_dev(&node)?;
     let mut s = UserSetup {
         name: [0; 32],
-        act_mask: 0xffff,
+        act_mask: req.act_mask,
         buf_size: SUBBUF,
         buf_nr: ((req.buffer_kb_per_cpu * 1024) / SUBBUF as u64).clamp(2, 512) as u32,
         start_lba: 0,

@@ -20,7 +20,7 @@ pub mod tracefs;
 pub mod tracepoints;
 
 use crate::host::blockdev::BlockDev;
-use crate::observe::trace::record::RecordSink;
+use crate::observe::trace::record::{cat, RecordSink};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -81,11 +81,14 @@ pub struct TraceRequest {
     pub buffer_kb_per_cpu: u64,
     /// Use only this method (no fallback).
     pub method: Option<Method>,
+    /// The blktrace categories to keep (`cat::*` bits; blktrace's `-a`): a
+    /// record is kept when any of its category bits is in the mask.
+    pub act_mask: u16,
 }
 
 impl TraceRequest {
     pub fn new(device: &str) -> TraceRequest {
-        TraceRequest { device: device.to_string(), buffer_kb_per_cpu: DEFAULT_BUFFER_KB, method: None }
+        TraceRequest { device: device.to_string(), buffer_kb_per_cpu: DEFAULT_BUFFER_KB, method: None, act_mask: cat::ALL }
     }
 }
 
@@ -124,6 +127,9 @@ pub struct Captured {
     /// Events the kernel could not keep (ring buffer overruns and drops).
     pub lost_events: u64,
     pub lost_per_cpu: Vec<u64>,
+    /// The categories kept (blktrace's `-a` names), when not all were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub act_mask: Option<String>,
     /// CLOCK_MONOTONIC at the start; record times count from here.
     pub start_monotonic_ns: u64,
     pub duration_ns: u64,
@@ -250,6 +256,7 @@ pub struct Capture {
     target: Target,
     start_ns: u64,
     notes: Vec<String>,
+    act_mask: u16,
 }
 
 impl Capture {
@@ -280,6 +287,7 @@ impl Capture {
             records: s.records,
             lost_events: s.lost_per_cpu.iter().sum(),
             lost_per_cpu: s.lost_per_cpu,
+            act_mask: (self.act_mask != cat::ALL).then(|| cat::mask_names(self.act_mask)),
             start_monotonic_ns: self.start_ns,
             duration_ns: end.saturating_sub(self.start_ns),
             pids: s.pids,
@@ -298,6 +306,9 @@ pub fn start(req: &TraceRequest, sink: Box<dyn RecordSink>) -> Result<Capture, C
 
 /// [`start`], announcing each change to `log` before it is made.
 pub fn start_logged(req: &TraceRequest, sink: Box<dyn RecordSink>, log: &mut dyn FnMut(&Undo)) -> Result<Capture, CaptureError> {
+    if req.act_mask == 0 {
+        return Err(CaptureError::BadDevice("an empty category mask keeps nothing: name at least one category".into()));
+    }
     if !(MIN_BUFFER_KB..=MAX_BUFFER_KB).contains(&req.buffer_kb_per_cpu) {
         return Err(CaptureError::BadDevice(format!(
             "trace buffer of {} KiB per CPU: expected {MIN_BUFFER_KB} to {MAX_BUFFER_KB} KiB",
@@ -327,7 +338,7 @@ pub fn start_logged(req: &TraceRequest, sink: Box<dyn RecordSink>, log: &mut dyn
             Method::Counters => counters::start(&target, s),
         };
         match attempt {
-            Ok((running, notes)) => return Ok(Capture { running, method: m, reasons, target, start_ns, notes }),
+            Ok((running, notes)) => return Ok(Capture { running, method: m, reasons, target, start_ns, notes, act_mask: req.act_mask }),
             Err((why, back)) => {
                 reasons.push(format!("{m}: {why}"));
                 sink = Some(back);

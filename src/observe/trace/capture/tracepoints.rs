@@ -51,6 +51,21 @@ enum Kind {
     Remap,
 }
 
+impl Kind {
+    /// The action category the event's records carry.
+    fn category(&self) -> u16 {
+        match self {
+            Kind::Bio(a) | Kind::Rq(a) => match *a {
+                act::COMPLETE => cat::COMPLETE,
+                act::ISSUE => cat::ISSUE,
+                act::REQUEUE => cat::REQUEUE,
+                _ => cat::QUEUE,
+            },
+            Kind::Plug | Kind::Unplug | Kind::Split | Kind::Remap => cat::QUEUE,
+        }
+    }
+}
+
 /// Byte offset and size of a field in an event's data.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Field {
@@ -208,6 +223,7 @@ pub(crate) fn start(req: &TraceRequest, t: &Target, sink: Box<dyn RecordSink>, s
             pending_plug: None,
             plugged: HashSet::new(),
             last_ours: None,
+            act_mask: req.act_mask,
         })
     });
     let readers = match readers {
@@ -257,7 +273,13 @@ fn prepare(req: &TraceRequest, t: &Target, log: &mut dyn FnMut(&Undo), steps: &m
     let mut layouts = HashMap::new();
     let mut enabled = Vec::new();
     let mut missing = Vec::new();
+    // Only the action categories asked for need their events; a mask with
+    // any other category (read, write, sync, ...) may keep any action.
+    let action_only = req.act_mask & !(cat::QUEUE | cat::REQUEUE | cat::ISSUE | cat::COMPLETE) == 0;
     for (event, kind) in EVENTS {
+        if action_only && kind.category() & req.act_mask == 0 {
+            continue;
+        }
         let ev = dir.join(format!("events/block/{event}"));
         let Ok(text) = std::fs::read_to_string(ev.join("format")) else {
             missing.push(event);
@@ -271,8 +293,8 @@ fn prepare(req: &TraceRequest, t: &Target, log: &mut dyn FnMut(&Undo), steps: &m
         layouts.insert(fmt.id, layout);
         enabled.push(event);
     }
-    for must in ["block_bio_queue", "block_rq_issue", "block_rq_complete"] {
-        if !enabled.contains(&must) {
+    for (must, category) in [("block_bio_queue", cat::QUEUE), ("block_rq_issue", cat::ISSUE), ("block_rq_complete", cat::COMPLETE)] {
+        if !enabled.contains(&must) && !(action_only && req.act_mask & category == 0) {
             return Err(format!("the kernel has no block:{must} tracepoint ({} missing)", dir.join("events/block").display()));
         }
     }
@@ -292,6 +314,8 @@ fn prepare(req: &TraceRequest, t: &Target, log: &mut dyn FnMut(&Undo), steps: &m
 }
 
 struct TpConvert {
+    /// The categories kept (`TraceRequest::act_mask`).
+    act_mask: u16,
     cpu: u16,
     seq: u32,
     start_ns: u64,
@@ -312,6 +336,10 @@ impl TpConvert {
     /// Append `h` (its action, sector, bytes, pid, error and ring time)
     /// with the fields every record of this capture shares filled in.
     fn emit(&mut self, out: &mut Vec<u8>, mut h: Header, pdu: &[u8]) {
+        // The kernel's act_mask rule: kept when any category bit is asked for.
+        if h.category() & self.act_mask == 0 {
+            return;
+        }
         self.seq = self.seq.wrapping_add(1);
         h.magic = MAGIC | VERSION;
         h.sequence = self.seq;
@@ -510,6 +538,7 @@ mod tests {
             pending_plug: None,
             plugged: HashSet::new(),
             last_ours: None,
+            act_mask: cat::ALL,
         };
         let mut data = vec![0u8; 60];
         data[0..2].copy_from_slice(&7u16.to_le_bytes());
