@@ -371,6 +371,11 @@ pub fn run(input: WorkerInput) -> WorkerOutput {
     let (Some(info), Some(imp)) = (crate::model::engine::find(&spec.ioengine), ioengine::find(&spec.ioengine)) else {
         return fail(format!("unknown ioengine '{}'", spec.ioengine));
     };
+    // A table of its own before the worker opens its files: with the
+    // process's table shared, every pread/pwrite takes and drops a file
+    // reference (see `host::private_fd_table`); fio's jobs are processes
+    // and never pay that. Sockets stay (a network job's may come from outside).
+    crate::host::private_fd_table(true);
     let _running = RunningGuard(input.running.clone());
     let _leave = LeaveGuard(input.steady.clone());
     if let Err(e) = place_thread(&spec, input.clone) {
