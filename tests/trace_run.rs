@@ -53,21 +53,29 @@ fn total_figure(text: &str, label: &str) -> u64 {
     after.trim_start_matches(':').split(',').next().unwrap().trim().replace('\'', "").parse().unwrap()
 }
 
-#[test]
-fn traced_fio_job_is_all_in_its_trace() {
-    let Some(l) = setup() else { return };
-    let base = l.dir.path().join("t");
+/// A traced fio job of direct 4 KiB writes, one at a time, over `size` of
+/// the loop device: its JSON result and its stderr.
+fn traced_writes(l: &Loop, base: &Path, size: &str, extra: &[&str]) -> (serde_json::Value, String) {
     let out = fsbench()
-        .args(["fio", "--name=w", "--rw=write", "--bs=4k", "--size=4m", "--direct=1", "--ioengine=psync", "--allow-device"])
+        .args(["fio", "--name=w", "--rw=write", "--bs=4k", "--direct=1", "--ioengine=psync", "--allow-device"])
+        .arg(format!("--size={size}"))
         .arg(format!("--filename={}", l.dev))
         .arg("--trace")
+        .args(extra)
         .arg(format!("--trace-output={}", base.display()))
         .args(["--output-format=json", "--no-progress"])
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{err}");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout alone");
+    (serde_json::from_slice(&out.stdout).expect("JSON on stdout alone"), err)
+}
+
+#[test]
+fn traced_fio_job_is_all_in_its_trace() {
+    let Some(l) = setup() else { return };
+    let base = l.dir.path().join("t");
+    let (v, err) = traced_writes(&l, &base, "4m", &[]);
     let t = &v["trace"];
     assert_eq!(t["capture"]["lost_events"], 0, "{err}");
     let a = &t["analysis"];
@@ -105,17 +113,7 @@ fn traced_fio_job_is_all_in_its_trace() {
 fn trace_mask_keeps_only_the_categories_named() {
     let Some(l) = setup() else { return };
     let base = l.dir.path().join("t");
-    let out = fsbench()
-        .args(["fio", "--name=w", "--rw=write", "--bs=4k", "--size=2m", "--direct=1", "--ioengine=psync", "--allow-device"])
-        .arg(format!("--filename={}", l.dev))
-        .args(["--trace", "--trace-mask=issue,complete"])
-        .arg(format!("--trace-output={}", base.display()))
-        .args(["--output-format=json", "--no-progress"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout alone");
+    let (v, _) = traced_writes(&l, &base, "2m", &["--trace-mask=issue,complete"]);
     let t = &v["trace"];
     assert_eq!(t["capture"]["act_mask"], "issue,complete", "{}", t["capture"]);
     assert_eq!(t["capture"]["lost_events"], 0);

@@ -294,7 +294,8 @@ fn prepare(req: &TraceRequest, t: &Target, log: &mut dyn FnMut(&Undo), steps: &m
         enabled.push(event);
     }
     for (must, category) in [("block_bio_queue", cat::QUEUE), ("block_rq_issue", cat::ISSUE), ("block_rq_complete", cat::COMPLETE)] {
-        if !enabled.contains(&must) && !(action_only && req.act_mask & category == 0) {
+        let wanted = !action_only || req.act_mask & category != 0;
+        if wanted && !enabled.contains(&must) {
             return Err(format!("the kernel has no block:{must} tracepoint ({} missing)", dir.join("events/block").display()));
         }
     }
