@@ -78,6 +78,8 @@ pub struct Interval {
 pub enum QuitMode {
     /// The run lasts its duration. Filebench aborts it when a thread runs
     /// out of files; fsbench counts the shortage and the thread goes on.
+    /// A finishon* reaching its value ends the run (Filebench 1.4; only a
+    /// 1.4 script gets here with one, 1.5 refuses it).
     Timeout,
     /// Each thread stops at its first shortage or finishon*; the run ends
     /// when all threads have stopped (or at its duration).
@@ -182,7 +184,8 @@ pub struct FilesetSpec {
     pub single_file: bool,
     pub entries: u64,
     pub leafdirs: u64,
-    /// Mean entries per directory.
+    /// Mean entries per directory; `Fixed(0)`: none given (Filebench's
+    /// default), each entry in a directory of its own under the root.
     pub dirwidth: Num,
     /// Gamma shape of each directory's drawn width (0 = fixed width).
     pub dirgamma: f64,

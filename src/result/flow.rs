@@ -17,7 +17,8 @@ pub struct FlowReport {
     /// psrun: one entry per printed interval.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub intervals: Vec<IntervalStats>,
-    /// "duration", "firstdone", "alldone" or "interrupted".
+    /// "duration", "firstdone", "alldone", "finishon" (a 1.4 script's finishon* in
+    /// timeout mode), "error" or "interrupted".
     pub ended_by: String,
     pub seed: u64,
     /// Thread instances that ran.

@@ -68,7 +68,8 @@ fn gamma_var(mean: f64, shape: f64) -> RandVar {
 /// gives that mean, and the levels above group about `dirwidth` directories
 /// each. With `dirgamma` > 0 every directory's width is drawn from a gamma
 /// distribution of that shape around `dirwidth`; `dirdepthrv` sets each
-/// leaf directory's depth directly.
+/// leaf directory's depth directly. Without `dirwidth` (0) every entry gets
+/// a directory of its own under the root, as in Filebench.
 pub fn layout(spec: &FilesetSpec, vars: &[RandVar], rng: &mut Rng) -> Result<Layout, String> {
     if spec.single_file {
         let size = dist::value(spec.size, vars, rng);
@@ -88,8 +89,15 @@ pub fn layout(spec: &FilesetSpec, vars: &[RandVar], rng: &mut Rng) -> Result<Lay
         Num::Fixed(w) => w as f64,
         Num::Random(i) => vars.get(i).map(dist::mean).unwrap_or(0.0),
     };
+    // A fileset without dirwidth gets Filebench's default, 0
+    // (parser_gram.y, parser_fileset_define: "Fileset has no directory
+    // width"). Its populate then computes a mean depth of ln(n)/ln(0) = -0
+    // and rounds depth and width up to 1 (fileset.c,
+    // fileset_populate_subdir): every entry in a directory of its own under
+    // the root. The frontend refuses an explicit dirwidth below 2.
+    let unset = spec.dirwidth == Num::Fixed(0);
     // Also catches NaN from a broken variable.
-    if mean_w.is_nan() || mean_w < 2.0 {
+    if !unset && (mean_w.is_nan() || mean_w < 2.0) {
         return Err(format!("fileset '{}': dirwidth must be at least 2 (it is {mean_w})", spec.name));
     }
     let gamma = (spec.dirgamma > 0.0).then(|| gamma_var(mean_w, spec.dirgamma));
@@ -107,7 +115,9 @@ pub fn layout(spec: &FilesetSpec, vars: &[RandVar], rng: &mut Rng) -> Result<Lay
     // Leaf groups: (first item, items, level). Items are the files, then
     // the leaf directories.
     let mut groups: Vec<(u64, u64, u32)> = Vec::new();
-    if raw <= 1.0 && spec.dirdepthrv.is_none() {
+    if unset {
+        groups.extend((0..n).map(|i| (i, 1, 1)));
+    } else if raw <= 1.0 && spec.dirdepthrv.is_none() {
         if n > 0 {
             groups.push((0, n, 1));
         }

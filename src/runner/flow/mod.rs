@@ -15,8 +15,9 @@
 //! - deletefile skips files another thread has open (counted as busy
 //!   skips) and deletes the next one, so creates and deletes balance;
 //!   Filebench picks such a file and then silently does nothing.
-//! - finishon* in timeout mode stops its thread (as in alldone); Filebench
-//!   treats it as an error there.
+//! - finishon* in timeout mode ends the whole run, as in Filebench 1.4;
+//!   Filebench 1.5 treats it as an error there, and so does the WML
+//!   frontend for a script that is not in the 1.4 dialect.
 //! - iopslimit/opslimit/bwlimit counting a shared counter (the process, or
 //!   a target in other threads) share one bucket per limit flowop, so the
 //!   threads together run at the event rate; in Filebench every thread's
@@ -377,6 +378,7 @@ fn control(
             break match ctl.reason() {
                 Reason::FirstDone => "firstdone",
                 Reason::Error => "error",
+                Reason::FinishOn => "finishon",
                 Reason::None => "duration",
             };
         }

@@ -3,7 +3,7 @@
 
 use super::fileset::{Fileset, Pick, BUSY, EXISTS, REF};
 use super::program::{Node, FDS};
-use super::thread::{errno, show, FdSlot, Outcome, Worker, EMPTY, NONE};
+use super::thread::{errno, show, FdSlot, LastFile, Outcome, Worker, EMPTY, NONE, NO_FILE};
 use crate::model::flow::FlowopKind;
 use std::os::raw::c_char;
 use std::sync::atomic::Ordering;
@@ -117,6 +117,7 @@ impl Worker<'_, '_> {
         }
         Self::after_open(fd, node);
         self.fds[i] = FdSlot { fd, fileset: fsx as u32, entry: e as u32, deleted: false };
+        self.last[i] = LastFile { fileset: fsx as u32, entry: e as u32 };
         Ok(())
     }
 
@@ -252,6 +253,7 @@ impl Worker<'_, '_> {
         fs.state[e].store(EXISTS | REF, Ordering::Release);
         Self::after_open(fd, node);
         self.fds[slot] = FdSlot { fd, fileset: fsx as u32, entry: e as u32, deleted: false };
+        self.last[slot] = LastFile { fileset: fsx as u32, entry: e as u32 };
         Ok(())
     }
 
@@ -280,15 +282,20 @@ impl Worker<'_, '_> {
         Ok(())
     }
 
-    /// Unlink the `fd` file (fd > 0 and open), else a rotor pick among the
-    /// existing files nobody has open. Filebench picks open files too and
-    /// then silently does nothing; fsbench skips them (counted as busy
-    /// skips), so creates and deletes stay balanced.
+    /// Unlink the `fd` file (fd > 0: the file open there, or the one last
+    /// opened there and since closed), else a rotor pick among the existing
+    /// files nobody has open. Filebench picks open files too and then
+    /// silently does nothing; fsbench skips them (counted as busy skips), so
+    /// creates and deletes stay balanced.
     pub(super) fn delete(&mut self, node: &Node) -> Result<(), Outcome> {
         let sh = self.sh;
         let slot = node.spec.fd as usize;
         let s = self.fds[slot];
+        if slot > 0 && s.fd < 0 && self.last[slot].entry != NONE {
+            return self.delete_closed(node, slot);
+        }
         if slot > 0 && s.fd >= 0 && s.entry != NONE && !s.deleted {
+            self.last[slot] = NO_FILE;
             let fs = &sh.filesets[s.fileset as usize];
             if fs.device {
                 return Err(self.misuse(node, "deletefile cannot work on a raw device"));
@@ -345,6 +352,41 @@ impl Worker<'_, '_> {
         }
         self.record(node, t0, 0);
         fs.state[e].store(0, Ordering::Release);
+        Ok(())
+    }
+
+    /// `deletefile fd=N` after `closefile fd=N`: the file last opened on
+    /// slot N, as in Filebench (which keeps `tf_fse[fd]` across the close).
+    /// The memory is used up either way. Like Filebench, nothing is deleted
+    /// while another thread has the file open (a busy skip here), nor when
+    /// it no longer exists (another thread deleted it).
+    fn delete_closed(&mut self, node: &Node, slot: usize) -> Result<(), Outcome> {
+        let last = std::mem::replace(&mut self.last[slot], NO_FILE);
+        let sh = self.sh;
+        let fs = &sh.filesets[last.fileset as usize];
+        if fs.device {
+            return Err(self.misuse(node, "deletefile cannot work on a raw device"));
+        }
+        let e = last.entry as usize;
+        let st = &fs.state[e];
+        // Only a file that exists with no descriptor and no transition on it.
+        if st.compare_exchange(EXISTS, BUSY, Ordering::AcqRel, Ordering::Relaxed).is_err() {
+            if st.load(Ordering::Acquire) & EXISTS != 0 {
+                self.stats[node.slot].busy_skips += 1;
+            }
+            return Ok(());
+        }
+        fs.file_path(e, &mut self.path);
+        let t0 = Instant::now();
+        // SAFETY: path is NUL-terminated.
+        let r = unsafe { libc::unlink(self.path.as_ptr() as *const c_char) };
+        if r < 0 {
+            let err = errno();
+            st.store(EXISTS, Ordering::Release);
+            return Err(self.fatal(node, "cannot delete", err));
+        }
+        self.record(node, t0, 0);
+        st.store(0, Ordering::Release);
         Ok(())
     }
 

@@ -24,6 +24,8 @@ pub enum Reason {
     None = 0,
     FirstDone = 1,
     Error = 2,
+    /// A finishon* reached its value in timeout mode (a 1.4 script).
+    FinishOn = 3,
 }
 
 #[derive(Default)]
@@ -54,6 +56,13 @@ impl RunCtl {
         self.end();
     }
 
+    /// A finishon* reached its value in timeout mode: the whole run ends,
+    /// as in Filebench 1.4 (the WML frontend lets only 1.4 scripts here).
+    pub fn finish_on(&self) {
+        let _ = self.reason.compare_exchange(0, Reason::FinishOn as u8, Ordering::SeqCst, Ordering::SeqCst);
+        self.end();
+    }
+
     /// A thread cannot go on: the run ends and reports the first error.
     pub fn fail(&self, msg: String) {
         let mut e = lock(&self.error);
@@ -69,6 +78,7 @@ impl RunCtl {
         match self.reason.load(Ordering::SeqCst) {
             1 => Reason::FirstDone,
             2 => Reason::Error,
+            3 => Reason::FinishOn,
             _ => Reason::None,
         }
     }

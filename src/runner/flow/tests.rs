@@ -182,6 +182,107 @@ fn finishoncount_stops_at_its_value() {
 }
 
 #[test]
+fn finishon_in_timeout_mode_ends_the_whole_run() {
+    // Filebench 1.4: the limit of one thread ends everyone's run, here a
+    // second process that would hog forever.
+    let dir = tempfile::tempdir().unwrap();
+    let mut p = plan_with(dir.path(), 20);
+    p.filesets[0].prealloc_pct = 100;
+    p.run.duration_s = 20;
+    p.processes = vec![
+        process("s", 1, vec![op(K::StatFile, "statfile1"), op(K::FinishOnCount, "finish").target("statfile1").value(300)]),
+        process("h", 1, vec![op(K::Hog, "hog1").value(1000)]),
+    ];
+    let r = run(&p, &options()).unwrap();
+    let j = &r.jobs[0];
+    assert!(j.error.is_none(), "{:?}", j.error);
+    assert_eq!(ended_by(j), "finishon");
+    assert!(j.elapsed_ns < 5_000_000_000, "ran {} ns of 20 s", j.elapsed_ns);
+    assert_eq!(ops(j, "statfile1"), 300);
+    assert!(ops(j, "hog1") > 0);
+}
+
+/// Regular files under `root` (the marker aside), recursively.
+fn files_under(root: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![root.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let t = e.file_type().unwrap();
+            if t.is_dir() {
+                todo.push(e.path());
+            } else if e.file_name() != fileset::MARKER {
+                out.push(e.path());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn deletefile_fd_deletes_the_file_last_opened_there_after_its_close() {
+    // netsfs/networkfs: open fd=1, close fd=1, deletefile fd=1 (no fileset).
+    let dir = tempfile::tempdir().unwrap();
+    let mut p = plan_with(dir.path(), 20);
+    p.filesets[0].prealloc_pct = 100;
+    p.mode = QuitMode::FirstDone;
+    p.run.duration_s = 10;
+    p.processes = vec![process(
+        "d",
+        1,
+        vec![op(K::OpenFile, "openfile1").fd(1), op(K::CloseFile, "closefile1").fd(1), op(K::DeleteFile, "deletefile1").fd(1).no_fileset()],
+    )];
+    let mut o = options();
+    o.keep_files = true;
+    let r = run(&p, &o).unwrap();
+    let j = &r.jobs[0];
+    assert!(j.error.is_none(), "{:?}", j.error);
+    // Every file opened was deleted, then the open found none left.
+    assert_eq!(ended_by(j), "firstdone");
+    assert_eq!((ops(j, "openfile1"), ops(j, "deletefile1")), (20, 20));
+    assert_eq!(info(j, "openfile1").out_of_files, 1);
+    let left = files_under(&dir.path().join("set"));
+    assert!(left.is_empty(), "files left: {left:?}");
+
+    // A delete through the slot uses the memory up: a second one has no
+    // file and no fileset, which is an error (as in Filebench).
+    p.mode = QuitMode::Timeout;
+    p.processes[0].threads[0].flowops.push(op(K::DeleteFile, "deletefile2").fd(1).no_fileset());
+    let dir2 = tempfile::tempdir().unwrap();
+    p.filesets[0].path = dir2.path().to_path_buf();
+    let r = run(&p, &options()).unwrap();
+    let e = r.jobs[0].error.clone().unwrap_or_default();
+    assert!(e.contains("deletefile2") && e.contains("no fileset named and no open fd to delete"), "{e}");
+    assert_eq!(ops(&r.jobs[0], "deletefile1"), 1);
+}
+
+#[test]
+fn a_fileset_without_dirwidth_puts_each_file_in_a_directory_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut p = plan_with(dir.path(), 7);
+    p.filesets[0].dirwidth = Num::Fixed(0);
+    p.filesets[0].prealloc_pct = 100;
+    p.processes = vec![process("s", 1, vec![op(K::StatFile, "statfile1")])];
+    p.run.duration_s = 1;
+    let mut o = options();
+    o.keep_files = true;
+    let r = run(&p, &o).unwrap();
+    let j = &r.jobs[0];
+    assert!(j.error.is_none(), "{:?}", j.error);
+    assert!(ops(j, "statfile1") > 0);
+    let root = dir.path().join("set");
+    let files = files_under(&root);
+    assert_eq!(files.len(), 7, "{files:?}");
+    let mut parents: Vec<_> = files.iter().map(|f| f.parent().unwrap().to_path_buf()).collect();
+    parents.sort();
+    parents.dedup();
+    assert_eq!(parents.len(), 7, "one directory per file: {files:?}");
+    assert!(parents.iter().all(|d| d.parent() == Some(root.as_path())), "directly under the root: {parents:?}");
+    assert_eq!(flow(j).filesets[0].mean_depth, 1.0);
+}
+
+#[test]
 fn eventgen_limits_the_rate() {
     let dir = tempfile::tempdir().unwrap();
     let mut p = plan_with(dir.path(), 0);

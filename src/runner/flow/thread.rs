@@ -104,6 +104,19 @@ pub(super) struct FdSlot {
 
 pub(super) const EMPTY: FdSlot = FdSlot { fd: -1, fileset: 0, entry: NONE, deleted: false };
 
+/// The file last opened (or created) on a descriptor slot, kept after the
+/// slot is closed: Filebench's `tf_fse[fd]`, which `closefile` leaves alone,
+/// so `deletefile fd=N` deletes that file even after `closefile fd=N`
+/// (netsfs.f and networkfs.f rely on it). A delete through the slot uses it
+/// up, as Filebench clears `tf_fse[fd]` there.
+#[derive(Clone, Copy)]
+pub(super) struct LastFile {
+    pub(super) fileset: u32,
+    pub(super) entry: u32,
+}
+
+pub(super) const NO_FILE: LastFile = LastFile { fileset: 0, entry: NONE };
+
 pub(super) struct Aio {
     pub(super) ring: io_uring::IoUring,
     pub(super) outstanding: u32,
@@ -119,6 +132,8 @@ pub(super) struct Worker<'s, 'a> {
     pub(super) pubs: &'s [PubSlot],
     pub(super) proc: Option<&'s ProcCounters>,
     pub(super) fds: Vec<FdSlot>,
+    /// Per slot, the file last opened there (see `LastFile`).
+    pub(super) last: Vec<LastFile>,
     pub(super) fd_rotor: usize,
     pub(super) path: Vec<u8>,
     pub(super) rbuf: MapBuf,
@@ -184,6 +199,7 @@ pub fn run(sh: &Shared, def: &ThreadDef) -> ThreadOut {
         pubs: &sh.pubs[def.index],
         proc: def.proc_counters.map(|p| &sh.procs[p]),
         fds: vec![EMPTY; FDS],
+        last: vec![NO_FILE; FDS],
         fd_rotor: 0,
         path: Vec::with_capacity(4096),
         rbuf,
@@ -318,8 +334,11 @@ impl<'s, 'a> Worker<'s, 'a> {
                     };
                 }
                 Outcome::Done => {
-                    if self.sh.plan.mode == QuitMode::FirstDone {
-                        self.sh.ctl.first_done();
+                    match self.sh.plan.mode {
+                        QuitMode::FirstDone => self.sh.ctl.first_done(),
+                        // Filebench 1.4: the limit ends the run.
+                        QuitMode::Timeout => self.sh.ctl.finish_on(),
+                        QuitMode::AllDone => {}
                     }
                     return Flow::Stop;
                 }

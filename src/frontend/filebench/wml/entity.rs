@@ -150,13 +150,17 @@ impl<'a> Lower<'a> {
             }
             Some(w) => w,
             None if entries.saturating_add(leafdirs) > 1 => {
-                return Err(self.err(
-                    pos,
-                    format!(
-                        "{entity}: missing required attribute dirwidth (mean entries per directory) for {} entries",
-                        entries.saturating_add(leafdirs)
-                    ),
-                ))
+                // Filebench's default is 0 (parser_gram.y,
+                // parser_fileset_define, which logs "Fileset has no
+                // directory width"): each entry in a directory of its own
+                // (see runner::flow::fileset::layout).
+                let at = self.err(pos, "").to_string();
+                self.warnings.push(format!(
+                    "{at}{entity} has no dirwidth: using Filebench's default 0, which puts each of its {} entries \
+                     in a directory of its own under the fileset's root (give dirwidth=N for N entries per directory)",
+                    entries.saturating_add(leafdirs)
+                ));
+                Num::Fixed(0)
             }
             // Only one entry: there is no tree to shape.
             None => Num::Fixed(0),
@@ -390,10 +394,24 @@ impl<'a> Lower<'a> {
             return Err(self.err(f.ty_pos, "flowop aiowrite needs random: Filebench's aiowrite only writes at random offsets"));
         }
         if matches!(kind, FlowopKind::FinishOnCount | FlowopKind::FinishOnBytes) && self.mode == QuitMode::Timeout {
-            return Err(self.err(
-                f.ty_pos,
-                format!("flowop {ty} needs 'set mode quit firstdone' or 'alldone': in timeout mode its stop is an error (as in Filebench)"),
-            ));
+            // Filebench 1.4 ended the run when the limit was reached (its
+            // stock filemicro_* files rely on it); 1.5 made it an error.
+            let Some(why) = self.facts.dialect14.clone() else {
+                return Err(self.err(
+                    f.ty_pos,
+                    format!(
+                        "flowop {ty} needs 'set mode quit firstdone' or 'alldone': in timeout mode its stop is an error (as in Filebench)"
+                    ),
+                ));
+            };
+            if !self.warned_finish14 {
+                self.warned_finish14 = true;
+                let at = self.err(f.ty_pos, "").to_string();
+                self.warnings.push(format!(
+                    "{at}Filebench 1.4 script ({why}): flowop {ty} without 'set mode quit' ends the run when it reaches its value, \
+                     as in Filebench 1.4 (1.5 refuses it)"
+                ));
+            }
         }
         Ok(spec)
     }

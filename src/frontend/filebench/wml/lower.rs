@@ -84,6 +84,8 @@ pub struct Lower<'a> {
     pub flowop_count: usize,
     pub locals_bound: usize,
     pub warned14: bool,
+    /// The 1.4 finishon*-ends-the-run warning was given.
+    pub warned_finish14: bool,
     /// What is left of `TEXT_BUDGET`.
     text_left: Cell<usize>,
 }
@@ -115,6 +117,7 @@ pub fn build(stmts: &[Stmt], origin: &str, name: &str, opts: &WmlOptions) -> Res
         flowop_count: 0,
         locals_bound: 0,
         warned14: false,
+        warned_finish14: false,
         text_left: Cell::new(TEXT_BUDGET),
     };
     lw.apply_sets(&opts.sets)?;

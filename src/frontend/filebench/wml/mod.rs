@@ -30,8 +30,8 @@
 //! - statements after `run`/`psrun`/`quit` are parsed (syntax errors are
 //!   reported) but ignored with a warning; without a run line the duration is
 //!   `--runtime` or 60 s, with a warning;
-//! - checks Filebench lacks: unknown attributes (with a suggestion), missing
-//!   `dirwidth` for more than one entry, open-time flags on flowops that never
+//! - checks Filebench lacks: unknown attributes (with a suggestion),
+//!   open-time flags on flowops that never
 //!   open a file, missing or unknown filesets and targets, `aiowrite` without
 //!   `random`, fd slots outside 0–127, `prealloc` over 100, a `--set` for a
 //!   variable the script never mentions, a variable used but never set;
@@ -47,8 +47,12 @@
 //! - more checks: `instances` of at least 1, `nice` in −20..=19, `ioprio`
 //!   0–7 (8: unset), `dirwidth` of at least 2 when there is a tree to shape,
 //!   not both `readonly` and `writeonly`, a script must define a process;
-//!   a fileset without `dirwidth` (allowed for at most one entry) gets
-//!   `dirwidth` 0, as in Filebench;
+//! - a fileset without `dirwidth` gets Filebench's default 0 (each entry in
+//!   a directory of its own under the root, as Filebench lays it out), with
+//!   a warning naming file, line and fileset as Filebench logs one;
+//! - `finishoncount`/`finishonbytes` without `set mode quit`: in a 1.4
+//!   script they end the run when reached, as 1.4 did (with a warning); in
+//!   a 1.5 script they are an error, as 1.5 makes them;
 //! - `;` is a separator where a token ends (after a number, `}` or a quote);
 //!   inside a bare string it is part of the string (as in Filebench, so
 //!   `parameters=mean:1;gamma:1.5` works);

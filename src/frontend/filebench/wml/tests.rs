@@ -531,6 +531,42 @@ fn composite_expansion_is_bounded() {
 }
 
 #[test]
+fn fileset_without_dirwidth_gets_filebenchs_default_with_a_located_warning() {
+    let parsed = parse_with(&format!("set $dir=/x\n\ndefine fileset name=flat,path=$dir,entries=12\n{PROC}"), &opts());
+    assert_eq!(parsed.plan.filesets[0].dirwidth, Num::Fixed(0));
+    let w: Vec<&String> = parsed.warnings.iter().filter(|w| w.contains("dirwidth")).collect();
+    assert_eq!(w.len(), 1, "{:?}", parsed.warnings);
+    assert!(w[0].starts_with("t.f:3:1: fileset flat has no dirwidth") && w[0].contains("default 0"), "{}", w[0]);
+    // One entry needs no width and gets no warning; an explicit width below 2 stays an error.
+    let parsed = parse_with(&format!("define fileset name=one,path=/x,entries=1\n{PROC}"), &opts());
+    assert!(parsed.warnings.iter().all(|w| !w.contains("dirwidth")), "{:?}", parsed.warnings);
+    err_on(&format!("define fileset name=a,path=/y,entries=2,dirwidth=0\n{PROC}"), "0\n", &["dirwidth must be at least 2"]);
+}
+
+#[test]
+fn finishon_without_quit_mode_runs_in_a_14_script_only() {
+    let body = "define process name=p { thread name=t {\n flowop hog name=h, value=1\n flowop finishoncount name=fin, value=5 } }\n";
+    // 1.4 (a fileset's `cached`): accepted in timeout mode, with one located warning.
+    let text = format!("define fileset name=a,path=/x,entries=1,cached=false\n{body}");
+    let parsed = parse_with(&text, &opts());
+    assert_eq!(parsed.plan.mode, QuitMode::Timeout);
+    assert_eq!(flowops(&parsed.plan)[1].kind, FlowopKind::FinishOnCount);
+    let w: Vec<&String> = parsed.warnings.iter().filter(|w| w.contains("finishoncount")).collect();
+    assert_eq!(w.len(), 1, "{:?}", parsed.warnings);
+    assert!(
+        w[0].starts_with("t.f:4:9: Filebench 1.4 script (fileset attribute cached at line 1)") && w[0].contains("ends the run"),
+        "{}",
+        w[0]
+    );
+    // The same flow in a 1.5 script is refused, as Filebench 1.5 does.
+    err_on(
+        &format!("define fileset name=a,path=/x,entries=1\n{body}"),
+        "finishoncount",
+        &["finishoncount needs 'set mode quit firstdone'"],
+    );
+}
+
+#[test]
 fn dialect_14() {
     let text = r#"
 usage "usage: set $nfiles=<n>"
@@ -624,7 +660,6 @@ fn located_semantic_errors() {
     err_on(&format!("{fs}define file name=fs,path=/y\n{PROC}"), "fs,path=/y", &["already defined"]);
     err_at(&format!("define fileset path=/y\n{PROC}"), 1, 1, &["fileset: missing required attribute name"]);
     err_at(&format!("define fileset name=a\n{PROC}"), 1, 1, &["fileset a: missing required attribute path"]);
-    err_at(&format!("define fileset name=a,path=/y,entries=2\n{PROC}"), 1, 1, &["missing required attribute dirwidth"]);
     err_on(&format!("define fileset name=a,path=/y,leafdirs=20,dirwidth=1\n{PROC}"), "1\n", &["dirwidth must be at least 2"]);
     err_on(&format!("define fileset name=a,path=/y,prealloc=101\n{PROC}"), "101", &["prealloc is a percentage", "101"]);
     err_on(&format!("define file name=a,path=/y,entries=5\n{PROC}"), "entries", &["unknown attribute 'entries' for file"]);
