@@ -157,3 +157,31 @@ def write_json(path, script, rows, guard, extra=None):
         json.dump(doc, f, indent=1)
         f.write("\n")
     os.replace(tmp, path)
+
+
+def _self_test():
+    """`python3 bench/_common.py`: the load rule and the JSON file, on real
+    load samples with limits either side of them."""
+    import io
+    import tempfile
+    guard = LoadGuard(out=io.StringIO())
+    guard.limit = -1.0  # below any load: the pair must be refused
+    assert not guard.pair("t", 1).close()
+    assert guard.refused and guard.refused[0]["pair"] == 1 and guard.refused[0]["load"] >= 0
+    guard.limit = float("inf")
+    assert guard.pair("t", 2).close() and len(guard.refused) == 1
+    assert "REFUSED" in guard.out.getvalue() and "kept" in guard.out.getvalue()
+    assert goal_within(0.95, 1.0) and not goal_within(0.85, 0.9) and goal_within(0.85, 0.9, in_range=True)
+    assert not goal_within(1.5, 1.01) and goal_within(None, None) is None
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "rows.json")
+        write_json(path, "self-test", [row(row="r", ratio=1.0, met=True)], guard)
+        with open(path) as f:
+            doc = json.load(f)
+        assert doc["rows"][0]["row"] == "r" and set(doc["rows"][0]) == set(ROW_KEYS)
+        assert doc["refused"] == guard.refused and os.listdir(d) == ["rows.json"]
+    print("bench/_common.py: self-test passed")
+
+
+if __name__ == "__main__":
+    _self_test()
