@@ -1,0 +1,259 @@
+"""What the bench/*-compare scripts share: the load rule for pairs, the
+fsbench binary's path, and the --json rows bench/all merges.
+
+Load rule (issue 15): the 1-minute load average is printed before each pair
+and sampled every second while it runs; a pair during which the others'
+part of it (the load minus the estimated share of the tools this script
+runs: LoadGuard says why and how) was above 1.5 x the number of CPUs at any
+sample is refused: its runs are left out of the medians and reported (with
+the load) as refused. One place for the rule, so the seven scripts cannot
+drift apart.
+
+The --json file (one per script run) is
+  {"script": NAME, "cpus": N, "load_limit": L, "argv": [...],
+   "refused": [{"what": ..., "pair": i, "load": x}, ...],
+   "rows": [ROW, ...]}
+and each ROW has the keys of ROW_KEYS (None where a script does not measure
+that figure): the figure in `unit` for the peer and fsbench and their ratio,
+CPU per operation (`cpu_unit`) for both, max RSS in MB for both, the goal of
+issue 15 as text and whether it was met (None: no goal, or no figure).
+"""
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# FSBENCH names the binary; else CARGO_TARGET_DIR's release build; else the
+# repository's own target/.
+FSBENCH = os.environ.get("FSBENCH") or os.path.join(
+    os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target"), "release", "fsbench")
+
+def shared_peers_build():
+    """The shared peers folder's build.sh, found as scripts/peers.sh finds
+    it: ../shared/peers next to the repository, else next to the main
+    checkout when this is a git worktree. The first candidate when neither
+    exists (for the error message)."""
+    cands = [os.path.join(ROOT, "..", "shared", "peers", "build.sh")]
+    try:
+        common = subprocess.run(["git", "-C", ROOT, "rev-parse", "--path-format=absolute", "--git-common-dir"],
+                                capture_output=True, text=True).stdout.strip()
+    except OSError:
+        common = ""
+    if common:
+        cands.append(os.path.join(os.path.dirname(common), "..", "shared", "peers", "build.sh"))
+    for c in cands:
+        if os.access(c, os.X_OK):
+            return os.path.normpath(c)
+    return os.path.normpath(cands[0])
+
+
+# Issue 15's rule is 1.5. FSBENCH_LOAD_FACTOR overrides it for smoke tests
+# on a busy machine (bench/all --load-factor); every refusal line names the
+# factor in force.
+try:
+    LOAD_FACTOR = float(os.environ.get("FSBENCH_LOAD_FACTOR") or 1.5)
+except ValueError:
+    sys.exit(f"FSBENCH_LOAD_FACTOR: expected a number, got '{os.environ['FSBENCH_LOAD_FACTOR']}'")
+
+ROW_KEYS = ("row", "unit", "peer_name", "peer", "fsbench", "ratio", "cpu_unit", "cpu_peer", "cpu_fsbench",
+            "rss_peer_mb", "rss_fsbench_mb", "goal", "met", "pairs", "note")
+
+
+def load_text():
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def own_active(me=None):
+    """How many threads of this process's descendants (the tools it runs) the
+    kernel's load average counts now: those in state R (runnable) or D
+    (uninterruptible), as the kernel samples them."""
+    me = me or os.getpid()
+    parent = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    st = f.read()
+                parent[int(d)] = int(st[st.rindex(")") + 2:].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue  # gone meanwhile
+    n = 0
+    for pid in parent:
+        p, hops = parent[pid], 0
+        while p not in (0, 1, me) and hops < 64:
+            p, hops = parent.get(p, 0), hops + 1
+        if p != me:
+            continue
+        try:
+            for t in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{t}/stat") as f:
+                    st = f.read()
+                n += st[st.rindex(")") + 2] in "RD"
+        except (OSError, ValueError, IndexError):
+            continue
+    return n
+
+
+class Pair:
+    """One pair's load watch: prints the load before, follows it (the
+    guard samples every second) until close(), which prints the highest
+    sample and says whether the pair is kept."""
+
+    def __init__(self, guard, what, index):
+        self.guard, self.what, self.index = guard, what, index
+        with guard.lock:
+            guard.peaks = []
+        load, own = guard.sample_now()
+        self.before = (load, own)
+        print(f"  {what} pair {index}: load before {load:.2f} (ours ~{own:.2f}, others ~{max(load - own, 0):.2f}; "
+              f"refused when others > {guard.limit:.2f})", file=guard.out, flush=True)
+
+    def close(self):
+        """True when the pair counts; False (and recorded) when refused."""
+        samples = [self.before] + self.guard.peaks + [self.guard.sample_now()]
+        load, own = max(samples, key=lambda x: x[0] - x[1])
+        others = max(load - own, 0)
+        top = max(x[0] for x in samples)
+        ok = others <= self.guard.limit
+        verdict = "kept" if ok else (f"REFUSED: the others' 1-minute load reached {others:.2f} (load {load:.2f}, "
+                                     f"ours ~{own:.2f}), above {LOAD_FACTOR} x {self.guard.cpus} CPUs = "
+                                     f"{self.guard.limit:.2f}; left out of the medians")
+        print(f"  {self.what} pair {self.index}: load during max {top:.2f}, others' max ~{others:.2f}, "
+              f"now {load_text()}: {verdict}", file=self.guard.out, flush=True)
+        if not ok:
+            self.guard.refused.append({"what": self.what, "pair": self.index, "load": round(load, 2),
+                                       "ours": round(own, 2), "others": round(others, 2),
+                                       "limit": round(self.guard.limit, 2)})
+        return ok
+
+
+class LoadGuard:
+    """The load rule for one script run; refused pairs accumulate here.
+
+    The 1-minute load average counts the benchmark's own threads too
+    (Filebench's fileserver runs 50, webserver 100): with them the rule
+    would refuse every such pair on a small machine whatever else runs. So
+    a thread samples, every second, how many of our children's threads are
+    runnable and keeps their 1-minute average the way the kernel keeps the
+    load (exponential, 60 s), and the rule applies to the load minus that:
+    the others' load. Both are printed."""
+
+    DECAY = 2.718281828 ** (-1 / 60)
+
+    def __init__(self, out=sys.stdout):
+        self.cpus = os.cpu_count() or 1
+        self.limit = LOAD_FACTOR * self.cpus
+        self.refused = []
+        self.out = out
+        # bench/all hands over its own estimate (the load its earlier
+        # scripts left, still decaying) so it does not count as others'.
+        try:
+            self.own = float(os.environ.get("FSBENCH_LOAD_OURS") or 0.0)
+        except ValueError:
+            self.own = 0.0
+        self.peaks = []
+        self.lock = threading.Lock()
+        threading.Thread(target=self._follow, daemon=True).start()
+
+    def _follow(self):
+        while True:
+            n = own_active()
+            with self.lock:
+                self.own = self.own * self.DECAY + n * (1 - self.DECAY)
+                self.peaks.append((os.getloadavg()[0], self.own))
+                del self.peaks[:-7200]
+            time.sleep(1.0)
+
+    def sample_now(self):
+        """(1-minute load, our estimated share of it)."""
+        with self.lock:
+            return os.getloadavg()[0], self.own
+
+    def pair(self, what, index):
+        return Pair(self, what, index)
+
+    def summary(self):
+        """Lines for the end of a script's report (empty when none refused)."""
+        if not self.refused:
+            return []
+        return [f"refused pairs (others' load above {self.limit:.2f} = {LOAD_FACTOR} x {self.cpus} CPUs), left out "
+                "of the medians:"] + [f"  {r['what']} pair {r['pair']}: load {r['load']:.2f}, ours ~{r['ours']:.2f}, "
+                                      f"others ~{r['others']:.2f}" for r in self.refused]
+
+
+def ratio(x, y):
+    return x / y if x is not None and y else None
+
+
+def row(**kw):
+    unknown = set(kw) - set(ROW_KEYS)
+    if unknown:
+        raise KeyError(f"unknown row keys {sorted(unknown)}")
+    return {k: kw.get(k) for k in ROW_KEYS}
+
+
+def goal_within(r, cpu_r, tol=0.10, in_range=False):
+    """The goal of IOzone, Bonnie++, Postmark and YCSB rows: within the
+    tolerance of the peer or faster (or, as the scripts' verdicts say, in the
+    peer's own run-to-run range), and CPU per op no higher. None when there
+    is no figure."""
+    if r is None:
+        return None
+    fast = r >= 1 - tol or in_range
+    return fast and (cpu_r is None or cpu_r <= 1.0)
+
+
+def write_json(path, script, rows, guard, extra=None):
+    """The rows as JSON in PATH (written whole, then renamed into place)."""
+    if not path:
+        return
+    doc = {"script": script, "cpus": guard.cpus, "load_factor": LOAD_FACTOR, "load_limit": guard.limit, "argv": sys.argv[1:],
+           "refused": guard.refused, "rows": rows}
+    doc.update(extra or {})
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def _self_test():
+    """`python3 bench/_common.py`: the load rule and the JSON file, on real
+    load samples with limits either side of them."""
+    import io
+    import tempfile
+    guard = LoadGuard(out=io.StringIO())
+    guard.limit = -1.0  # below any load: the pair must be refused
+    assert not guard.pair("t", 1).close()
+    assert guard.refused and guard.refused[0]["pair"] == 1 and guard.refused[0]["others"] >= 0
+    guard.limit = float("inf")
+    assert guard.pair("t", 2).close() and len(guard.refused) == 1
+    assert "REFUSED" in guard.out.getvalue() and "kept" in guard.out.getvalue()
+    assert goal_within(0.95, 1.0) and not goal_within(0.85, 0.9) and goal_within(0.85, 0.9, in_range=True)
+    assert not goal_within(1.5, 1.01) and goal_within(None, None) is None
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "rows.json")
+        write_json(path, "self-test", [row(row="r", ratio=1.0, met=True)], guard)
+        with open(path) as f:
+            doc = json.load(f)
+        assert doc["rows"][0]["row"] == "r" and set(doc["rows"][0]) == set(ROW_KEYS)
+        assert doc["refused"] == guard.refused and os.listdir(d) == ["rows.json"]
+    # Our own runnable children count as ours: two busy loops are seen.
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        time.sleep(0.5)
+        seen = own_active()
+    finally:
+        for p in busy:
+            p.kill()
+            p.wait()
+    assert seen >= 1, f"own_active saw {seen} of 2 busy children"
+    print(f"bench/_common.py: self-test passed (own_active saw {seen} of 2 busy children)")
+
+
+if __name__ == "__main__":
+    _self_test()
