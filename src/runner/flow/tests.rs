@@ -199,7 +199,8 @@ fn finishon_in_timeout_mode_ends_the_whole_run() {
     assert_eq!(ended_by(j), "finishon");
     assert!(j.elapsed_ns < 5_000_000_000, "ran {} ns of 20 s", j.elapsed_ns);
     assert_eq!(ops(j, "statfile1"), 300);
-    assert!(ops(j, "hog1") > 0);
+    // Not `hog1 > 0`: 300 stats can be done before the hog's first op
+    // (CI saw it); the short elapsed time is what shows the hog was stopped.
 }
 
 /// Regular files under `root` (the marker aside), recursively.
