@@ -9,6 +9,8 @@ pub struct MemInfo {
     pub shmem: u64,
     /// File pages mapped into processes (running programs): drop_caches leaves them.
     pub mapped: u64,
+    /// What the kernel estimates can be allocated without swapping.
+    pub available: u64,
 }
 
 impl MemInfo {
@@ -37,6 +39,7 @@ pub fn parse_meminfo(text: &str) -> MemInfo {
             "Dirty" => m.dirty = n,
             "Shmem" => m.shmem = n,
             "Mapped" => m.mapped = n,
+            "MemAvailable" => m.available = n,
             _ => {}
         }
     }
@@ -55,7 +58,10 @@ mod tests {
     #[test]
     fn meminfo_parsing() {
         let m = parse_meminfo("MemTotal: 1000 kB\nCached:  200 kB\nDirty: 3 kB\nShmem: 50 kB\nMapped: 30 kB\nSwapCached: 9 kB\n");
-        assert_eq!(m, MemInfo { total: 1000 * 1024, cached: 200 * 1024, dirty: 3 * 1024, shmem: 50 * 1024, mapped: 30 * 1024 });
+        assert_eq!(
+            m,
+            MemInfo { total: 1000 * 1024, cached: 200 * 1024, dirty: 3 * 1024, shmem: 50 * 1024, mapped: 30 * 1024, available: 0 }
+        );
         assert_eq!(m.droppable(), 120 * 1024);
         assert_eq!(parse_meminfo("MemTotal:       49368168 kB\nMemFree: 1 kB\n").total, 49368168 * 1024);
         assert_eq!(parse_meminfo("MemTotal: 2 MB\n").total, 2 << 20);

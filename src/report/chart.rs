@@ -112,6 +112,20 @@ pub fn nice_ticks(max: f64) -> Vec<f64> {
     (0..=n).map(|i| i as f64 * step).collect()
 }
 
+/// The class attribute of the x-axis tick labels tests look for.
+const XTICK: &str = " class=\"xtick\"";
+
+/// A vertical grid line at `xp` and its label under the plot; `class` is
+/// put into the label's tag as is (empty, or [`XTICK`]).
+fn x_tick(svg: &mut String, xp: f64, plot_top: f64, plot_bottom: f64, class: &str, label: &str) {
+    let _ = writeln!(
+        svg,
+        "<line class=\"grid\" x1=\"{xp:.1}\" y1=\"{plot_top:.1}\" x2=\"{xp:.1}\" y2=\"{plot_bottom:.1}\" stroke=\"#dddddd\"/>\
+         <text{class} x=\"{xp:.1}\" y=\"{:.1}\" {FONT} font-size=\"11\" text-anchor=\"middle\">{label}</text>",
+        plot_bottom + 16.0
+    );
+}
+
 /// The y axis and the x axis along the bottom of the plot area.
 fn axes(svg: &mut String, left: f64, plot_top: f64, plot_bottom: f64, plot_w: f64) {
     let _ = writeln!(
@@ -415,14 +429,7 @@ pub fn percentile_chart(title: &str, series: &[(String, Vec<(f64, f64)>)]) -> St
         if x < xlo - 1e-9 || x > xhi + 1e-9 {
             continue;
         }
-        let xp = x_of(*p);
-        let _ = writeln!(
-            svg,
-            "<line class=\"grid\" x1=\"{xp:.1}\" y1=\"{plot_top:.1}\" x2=\"{xp:.1}\" y2=\"{plot_bottom:.1}\" stroke=\"#dddddd\"/>\
-             <text x=\"{xp:.1}\" y=\"{:.1}\" {FONT} font-size=\"11\" text-anchor=\"middle\">{}</text>",
-            plot_bottom + 16.0,
-            crate::measure::hist::format_pct(*p)
-        );
+        x_tick(&mut svg, x_of(*p), plot_top, plot_bottom, "", &crate::measure::hist::format_pct(*p));
     }
     axes(&mut svg, left, plot_top, plot_bottom, plot_w);
     axis_titles(&mut svg, (left, plot_top, plot_bottom, plot_w), "latency (µs, log scale)", Some("percentile"));
@@ -604,14 +611,7 @@ pub fn position_chart(
     let axis_max = value_grid(&mut svg, top_value, left, plot_w, plot_bottom, plot_h);
     let y_of = |v: f64| plot_bottom - finite_or(v, 0.0).clamp(0.0, axis_max) / axis_max * plot_h;
     for t in nice_ticks(x_max).into_iter().filter(|t| *t <= x_max * 1.0001) {
-        let xp = x_of(t);
-        let _ = writeln!(
-            svg,
-            "<line class=\"grid\" x1=\"{xp:.1}\" y1=\"{plot_top:.1}\" x2=\"{xp:.1}\" y2=\"{plot_bottom:.1}\" stroke=\"#dddddd\"/>\
-             <text class=\"xtick\" x=\"{xp:.1}\" y=\"{:.1}\" {FONT} font-size=\"11\" text-anchor=\"middle\">{}</text>",
-            plot_bottom + 16.0,
-            escape(&x_label(t))
-        );
+        x_tick(&mut svg, x_of(t), plot_top, plot_bottom, XTICK, &escape(&x_label(t)));
     }
     axes(&mut svg, left, plot_top, plot_bottom, plot_w);
     axis_titles(&mut svg, (left, plot_top, plot_bottom, plot_w), unit, Some(x_name));
@@ -704,14 +704,7 @@ pub fn xy_chart(title: &str, x_name: &str, y_name: &str, series: &[XySeries], ma
     let x_of = |x: f64| left + x.clamp(0.0, axis_x) / axis_x * plot_w;
     let y_of = |y: f64| plot_bottom - y.clamp(0.0, axis_y) / axis_y * plot_h;
     for t in &xt {
-        let xp = x_of(*t);
-        let _ = writeln!(
-            svg,
-            "<line class=\"grid\" x1=\"{xp:.1}\" y1=\"{plot_top:.1}\" x2=\"{xp:.1}\" y2=\"{plot_bottom:.1}\" stroke=\"#dddddd\"/>\
-             <text class=\"xtick\" x=\"{xp:.1}\" y=\"{:.1}\" {FONT} font-size=\"11\" text-anchor=\"middle\">{}</text>",
-            plot_bottom + 16.0,
-            tick_label(*t, x_step)
-        );
+        x_tick(&mut svg, x_of(*t), plot_top, plot_bottom, XTICK, &tick_label(*t, x_step));
     }
     axes(&mut svg, left, plot_top, plot_bottom, plot_w);
     axis_titles(&mut svg, (left, plot_top, plot_bottom, plot_w), y_name, Some(x_name));

@@ -222,10 +222,10 @@ impl PidSet {
 /// tracer events), or an eighth of the memory available if that is less.
 fn stage_limit() -> u64 {
     const MAX: u64 = 512 << 20;
-    let available = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
-        m.lines().find_map(|l| l.strip_prefix("MemAvailable:")).and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-    });
-    available.map(|kb| (kb * 1024 / 8).min(MAX)).unwrap_or(MAX)
+    match crate::host::meminfo::read_meminfo().available {
+        0 => MAX,
+        available => (available / 8).min(MAX),
+    }
 }
 
 /// Pages one reader read and has not converted yet, in reading order, in
