@@ -223,15 +223,28 @@ pub fn layout(spec: &FilesetSpec, vars: &[RandVar], rng: &mut Rng) -> Result<Lay
 #[derive(Default)]
 struct Rotor(AtomicU64);
 
-/// Which round-robin pointer a pick advances.
+/// Which shared round-robin pointer a pick advances. As in Filebench,
+/// openfile, deletefile and statfile all advance the one rotor of existing
+/// files (its `fs_file_exrotor[0]`), so in varmail the files read are the
+/// ones right after the file just deleted; createfile has its own.
 #[derive(Clone, Copy)]
 pub enum Pick {
-    Open = 0,
+    Existing = 0,
     Create = 1,
-    Delete = 2,
-    Stat = 3,
-    Dir = 4,
-    LeafDir = 5,
+    Dir = 2,
+    LeafDir = 3,
+}
+
+/// Where a pick starts looking.
+pub enum Start<'a> {
+    /// The fileset's shared rotor for this kind of pick.
+    Rotor,
+    /// The thread's own rotor (openfile with `opennext`, Filebench's
+    /// per-thread `fs_file_exrotor[tid]`), advanced past the pick.
+    Own(&'a mut u64),
+    /// `indexed=`: this entry, or the next suitable one after it; no rotor
+    /// moves.
+    At(u64),
 }
 
 /// A populated fileset, shared by all threads during the run.
@@ -247,7 +260,7 @@ pub struct Fileset {
     pub sizes: Vec<u64>,
     pub state: Box<[AtomicU32]>,
     pub leaf_state: Box<[AtomicU32]>,
-    rotors: [Rotor; 6],
+    rotors: [Rotor; 4],
     pub readonly: bool,
     pub writeonly: bool,
     pub report: FilesetReport,
@@ -371,48 +384,57 @@ impl Fileset {
         PathBuf::from(std::ffi::OsStr::from_bytes(&b))
     }
 
-    /// Pick an entry of `states` from the `which` rotor (or from `at`, for
-    /// `indexed`). A pick that had to pass k unsuitable entries moves the
-    /// rotor past them too, so picks spread over the suitable entries
-    /// instead of piling onto the first one after a gap.
+    /// Pick an entry of `states` from `start`. A pick from a rotor that had
+    /// to pass k unsuitable entries moves the rotor past them too, so picks
+    /// spread over the suitable entries instead of piling onto the first
+    /// one after a gap.
     #[inline]
     fn pick(
         &self,
         which: Pick,
-        at: Option<u64>,
+        start: Start,
         states: &[AtomicU32],
         want: impl FnMut(u32) -> Option<u32>,
         skipped: impl FnMut(u32),
     ) -> Option<usize> {
-        let rotor = &self.rotors[which as usize].0;
-        let start = at.unwrap_or_else(|| rotor.fetch_add(1, Ordering::Relaxed));
-        let (i, k) = scan(states, start, want, skipped)?;
-        if at.is_none() && k > 0 {
-            rotor.fetch_add(k as u64, Ordering::Relaxed);
+        match start {
+            Start::At(at) => scan(states, at, want, skipped).map(|(i, _)| i),
+            Start::Own(rotor) => {
+                let (i, k) = scan(states, *rotor, want, skipped)?;
+                *rotor += 1 + k as u64;
+                Some(i)
+            }
+            Start::Rotor => {
+                let rotor = &self.rotors[which as usize].0;
+                let (i, k) = scan(states, rotor.fetch_add(1, Ordering::Relaxed), want, skipped)?;
+                if k > 0 {
+                    rotor.fetch_add(k as u64, Ordering::Relaxed);
+                }
+                Some(i)
+            }
         }
-        Some(i)
     }
 
     /// Take a reference on an existing entry that nobody is creating or
     /// deleting (open, stat).
     #[inline]
-    pub fn take_existing(&self, which: Pick, at: Option<u64>) -> Option<usize> {
-        self.pick(which, at, &self.state, |s| (s & EXISTS != 0 && s & BUSY == 0).then_some(s + REF), |_| {})
+    pub fn take_existing(&self, start: Start) -> Option<usize> {
+        self.pick(Pick::Existing, start, &self.state, |s| (s & EXISTS != 0 && s & BUSY == 0).then_some(s + REF), |_| {})
     }
 
     /// Claim an entry that does not exist (create).
     #[inline]
-    pub fn take_free(&self, at: Option<u64>) -> Option<usize> {
-        self.pick(Pick::Create, at, &self.state, |s| (s == 0).then_some(BUSY), |_| {})
+    pub fn take_free(&self, start: Start) -> Option<usize> {
+        self.pick(Pick::Create, start, &self.state, |s| (s == 0).then_some(BUSY), |_| {})
     }
 
     /// Claim an existing entry nobody has open (delete); existing ones that
     /// are open or in transition are counted in `skipped`.
     #[inline]
-    pub fn take_deletable(&self, at: Option<u64>, skipped: &mut u64) -> Option<usize> {
+    pub fn take_deletable(&self, start: Start, skipped: &mut u64) -> Option<usize> {
         self.pick(
-            Pick::Delete,
-            at,
+            Pick::Existing,
+            start,
             &self.state,
             |s| (s == EXISTS).then_some(BUSY),
             |s| {
@@ -425,9 +447,9 @@ impl Fileset {
 
     /// Claim a leaf directory that exists (removedir) or not (makedir).
     #[inline]
-    pub fn take_leaf(&self, at: Option<u64>, existing: bool) -> Option<usize> {
+    pub fn take_leaf(&self, start: Start, existing: bool) -> Option<usize> {
         let want = if existing { EXISTS } else { 0 };
-        self.pick(Pick::LeafDir, at, &self.leaf_state, |s| (s == want).then_some(BUSY), |_| {})
+        self.pick(Pick::LeafDir, start, &self.leaf_state, |s| (s == want).then_some(BUSY), |_| {})
     }
 
     /// The next directory of the tree for listdir (round robin, root last).
@@ -808,6 +830,35 @@ mod tests {
                 assert!(l.files.iter().all(|p| seen.insert((p.dir, p.serial))));
             }
         }
+    }
+
+    #[test]
+    fn open_delete_and_stat_share_one_rotor_and_opennext_has_its_own() {
+        let spec = fileset("t", Path::new("/nonexistent"), 6);
+        let l = layout(&spec, &[], &mut Rng::new(5)).unwrap();
+        let fs = Fileset::new(&spec, PathBuf::from("/nonexistent"), false, l);
+        for s in fs.state.iter() {
+            s.store(EXISTS, Ordering::Relaxed);
+        }
+        let open = fs.take_existing(Start::Rotor).unwrap();
+        fs.release(open);
+        let mut skipped = 0;
+        // Separate rotors would delete entry 0 again: Filebench's delete
+        // takes the entry after the last open.
+        let deleting = fs.take_deletable(Start::Rotor, &mut skipped).unwrap();
+        let stat = fs.take_existing(Start::Rotor).unwrap();
+        assert_eq!((open, deleting, stat), (0, 1, 2));
+        // A thread's own rotor starts at 0 and passes the entry being deleted.
+        let mut own = 0;
+        assert_eq!(fs.take_existing(Start::Own(&mut own)), Some(0));
+        assert_eq!(fs.take_existing(Start::Own(&mut own)), Some(2));
+        assert_eq!(own, 3);
+        // ... without moving the shared one; creates have their own.
+        assert_eq!(fs.take_existing(Start::Rotor), Some(3));
+        assert_eq!(fs.take_free(Start::Rotor), None);
+        fs.state[1].store(0, Ordering::Relaxed);
+        assert_eq!(fs.take_free(Start::Rotor), Some(1));
+        assert_eq!(fs.take_existing(Start::At(1)), Some(2));
     }
 
     #[test]

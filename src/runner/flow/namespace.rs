@@ -1,7 +1,7 @@
 //! Descriptor slots and the namespace flowops: picking files, implicit
 //! opens, create/open/close/delete/stat/fsync, leaf directories and listdir.
 
-use super::fileset::{Fileset, Pick, BUSY, EXISTS, REF};
+use super::fileset::{Fileset, Start, BUSY, EXISTS, REF};
 use super::program::{Node, FDS};
 use super::thread::{errno, show, FdSlot, LastFile, Outcome, Worker, EMPTY, NONE, NO_FILE};
 use crate::model::flow::FlowopKind;
@@ -61,10 +61,18 @@ impl Worker<'_, '_> {
         }
     }
 
-    /// `indexed=`: the file by the variable's value instead of the rotor.
+    /// Where the node's pick starts: with `indexed=` at the variable's
+    /// value; an open with `opennext` from the thread's own rotor of that
+    /// fileset; else from the fileset's shared rotor.
     #[inline]
-    pub(super) fn at(&mut self, node: &Node) -> Option<u64> {
-        node.spec.indexed.map(|n| self.value(n))
+    pub(super) fn start(&mut self, node: &Node, open: bool) -> Start<'_> {
+        if let Some(n) = node.spec.indexed {
+            return Start::At(self.value(n));
+        }
+        match node.fileset {
+            Some(f) if open && node.spec.opennext => Start::Own(&mut self.own_rotors[f]),
+            _ => Start::Rotor,
+        }
     }
 
     /// The descriptor slot of a flowop: its `fd`, or with `opennext` the next
@@ -100,8 +108,7 @@ impl Worker<'_, '_> {
         };
         let sh = self.sh;
         let fs = &sh.filesets[fsx];
-        let at = self.at(node);
-        let Some(e) = fs.take_existing(Pick::Open, at) else { return Err(Outcome::NoFile) };
+        let Some(e) = fs.take_existing(self.start(node, true)) else { return Err(Outcome::NoFile) };
         fs.file_path(e, &mut self.path);
         let flags = Self::open_flags(fs, node);
         let t0 = Instant::now();
@@ -231,8 +238,7 @@ impl Worker<'_, '_> {
         if self.fds[slot].fd >= 0 {
             self.close_slot(slot);
         }
-        let at = self.at(node);
-        let Some(e) = fs.take_free(at) else { return Err(Outcome::NoFile) };
+        let Some(e) = fs.take_free(self.start(node, false)) else { return Err(Outcome::NoFile) };
         fs.file_path(e, &mut self.path);
         let flags = Self::open_flags(fs, node) | libc::O_CREAT | libc::O_TRUNC;
         let mut t0 = Instant::now();
@@ -336,9 +342,8 @@ impl Worker<'_, '_> {
         if fs.device {
             return Err(self.misuse(node, "deletefile cannot work on a raw device"));
         }
-        let at = self.at(node);
         let mut skipped = 0;
-        let picked = fs.take_deletable(at, &mut skipped);
+        let picked = fs.take_deletable(self.start(node, false), &mut skipped);
         self.stats[node.slot].busy_skips += skipped;
         let Some(e) = picked else { return Err(Outcome::NoFile) };
         fs.file_path(e, &mut self.path);
@@ -409,8 +414,7 @@ impl Worker<'_, '_> {
         };
         let sh = self.sh;
         let fs = &sh.filesets[fsx];
-        let at = self.at(node);
-        let Some(e) = fs.take_existing(Pick::Stat, at) else { return Err(Outcome::NoFile) };
+        let Some(e) = fs.take_existing(self.start(node, false)) else { return Err(Outcome::NoFile) };
         fs.file_path(e, &mut self.path);
         let t0 = Instant::now();
         // SAFETY: NUL-terminated path, valid buffer.
@@ -461,8 +465,7 @@ impl Worker<'_, '_> {
         let make = node.kind == FlowopKind::MakeDir;
         let sh = self.sh;
         let fs = &sh.filesets[node.fileset.unwrap_or(0)];
-        let at = self.at(node);
-        let Some(e) = fs.take_leaf(at, !make) else { return Err(Outcome::NoFile) };
+        let Some(e) = fs.take_leaf(self.start(node, false), !make) else { return Err(Outcome::NoFile) };
         fs.leafdir_path(e, &mut self.path);
         let p = self.path.as_ptr() as *const c_char;
         let mut t0 = Instant::now();

@@ -135,6 +135,8 @@ pub(super) struct Worker<'s, 'a> {
     /// Per slot, the file last opened there (see `LastFile`).
     pub(super) last: Vec<LastFile>,
     pub(super) fd_rotor: usize,
+    /// Per fileset, this thread's rotor for `opennext` opens.
+    pub(super) own_rotors: Vec<u64>,
     pub(super) path: Vec<u8>,
     pub(super) rbuf: MapBuf,
     pub(super) gen: u64,
@@ -201,6 +203,7 @@ pub fn run(sh: &Shared, def: &ThreadDef) -> ThreadOut {
         fds: vec![EMPTY; FDS],
         last: vec![NO_FILE; FDS],
         fd_rotor: 0,
+        own_rotors: vec![0; sh.filesets.len()],
         path: Vec::with_capacity(4096),
         rbuf,
         gen: 0,
