@@ -301,3 +301,42 @@ fn cmdprio_reaches_the_block_layer() {
         assert!(seen.abs_diff(ours) <= ours / 50, "{engine}: the block layer saw {seen} requests at be/1, fsbench issued {ours}");
     }
 }
+
+/// `iodepth_batch_submit` > 1: the batch goes out in the runner's combined
+/// submit-and-wait step (`commit_and_reap`, one io_uring_enter for
+/// io_uring), and the job still moves what fio moves, with its batches
+/// counted as batches of up to 8.
+#[test]
+fn batched_submit_moves_what_fio_moves() {
+    for engine in ["io_uring", "libaio"] {
+        let e = format!("--ioengine={engine}");
+        let job = [
+            "--name=batch",
+            e.as_str(),
+            "--rw=randread",
+            "--bs=4k",
+            "--size=2m",
+            "--direct=1",
+            "--iodepth=16",
+            "--iodepth_batch_submit=8",
+            "--iodepth_batch_complete_min=4",
+        ];
+        let d = disk_tempdir();
+        let dir = format!("--directory={}", d.path().display());
+        let mut args: Vec<&str> = job.to_vec();
+        args.push(&dir);
+        let out = fsbench().arg("fio").args(&args).args(["--output-format=fio-json", "--no-progress"]).output().unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{engine}: not JSON ({e}); stderr: {}", String::from_utf8_lossy(&out.stderr)));
+        if v["jobs"][0]["error"].as_u64() != Some(0) {
+            skip(&format!("{engine} cannot run direct I/O here: {}", String::from_utf8_lossy(&out.stderr)));
+            continue;
+        }
+        let submit = &v["jobs"][0]["iodepth_submit"];
+        let batched: f64 = ["8", "16"].iter().map(|k| submit[*k].as_f64().unwrap_or(0.0)).sum();
+        assert!(batched > 0.0, "{engine}: no submit batch of 5-16 I/Os: {submit}");
+        let (c, failed) = same_as_fio(&job, &[]);
+        assert!(!failed);
+        assert_eq!(c[0], (2 << 20, 512), "{engine}: reads (bytes, ios)");
+    }
+}

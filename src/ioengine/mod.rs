@@ -143,6 +143,14 @@ pub trait IoEngine: Send {
     fn reap(&mut self, _min: usize, _out: &mut [Completion]) -> io::Result<usize> {
         Ok(0)
     }
+    /// `commit`, then `reap(min, out)`: for the runner's steady state, where
+    /// a batch goes out and the queue is full. An engine that can submit and
+    /// wait in one system call (io_uring) overrides it. Returns (submitted,
+    /// stored completions).
+    fn commit_and_reap(&mut self, min: usize, out: &mut [Completion]) -> io::Result<(usize, usize)> {
+        let n = self.commit()?;
+        Ok((n, self.reap(min, out)?))
+    }
 }
 
 /// An implementation, registered under the name its description has in

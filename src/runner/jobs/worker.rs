@@ -23,7 +23,7 @@ use crate::runner::events::Events;
 use crate::runner::rng::Rng;
 use crate::runner::sleep_unless_stopped;
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::{self, BufWriter, Write};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -995,11 +995,17 @@ impl<'a> Worker<'a> {
                     self.commit();
                 }
             }
-            if !self.batch.is_empty() {
-                self.commit();
-            }
-            if self.inflight > 0 && (self.inflight >= limit || done || sync_due.is_some()) {
-                self.reap(reap_min.min(self.inflight));
+            let must_reap = self.inflight > 0 && (self.inflight >= limit || done || sync_due.is_some());
+            if must_reap && !self.batch.is_empty() {
+                // The queue is full: submit the batch and wait in one go.
+                self.commit_and_reap(reap_min.min(self.inflight));
+            } else {
+                if !self.batch.is_empty() {
+                    self.commit();
+                }
+                if must_reap {
+                    self.reap(reap_min.min(self.inflight));
+                }
             }
             if done && self.inflight == 0 {
                 break;
@@ -1320,7 +1326,36 @@ impl<'a> Worker<'a> {
 
     fn reap(&mut self, min: usize) {
         let mut comps = std::mem::take(&mut self.completions);
-        match self.engine.reap(min, &mut comps) {
+        let got = self.engine.reap(min, &mut comps);
+        self.reaped(got, &comps, "reap");
+        self.completions = comps;
+    }
+
+    /// `commit` and `reap(min)` in one call to the engine (one system call
+    /// for io_uring). The batch's submission time is taken before the call,
+    /// since the call returns only after the wait: its slat ends where the
+    /// system call starts, and the kernel's part of the submission is in
+    /// its clat (lat, from the I/O's start, is the same either way).
+    fn commit_and_reap(&mut self, min: usize) {
+        let t = Instant::now();
+        if self.ramp_over {
+            self.depths.submit[Depths::batch_bucket(self.batch.len())] += 1;
+        }
+        for &s in &self.batch {
+            self.slots[s as usize].submitted = t;
+        }
+        self.batch.clear();
+        let mut comps = std::mem::take(&mut self.completions);
+        let got = self.engine.commit_and_reap(min, &mut comps).map(|(_, n)| n);
+        self.reaped(got, &comps, "submit and reap");
+        self.completions = comps;
+    }
+
+    /// Account what a reap returned: its completions, or the error that
+    /// ends the job.
+    #[inline]
+    fn reaped(&mut self, got: io::Result<usize>, comps: &[Completion], what: &str) {
+        match got {
             Ok(n) => {
                 let t = Instant::now();
                 if self.ramp_over {
@@ -1334,12 +1369,11 @@ impl<'a> Worker<'a> {
             }
             Err(e) => {
                 // In-flight I/O can no longer be accounted; stop the job.
-                self.set_error(format!("{}: reap: {e}", self.spec.ioengine));
+                self.set_error(format!("{}: {what}: {e}", self.spec.ioengine));
                 self.inflight = 0;
                 self.free = (0..self.slots.len() as u32).collect();
             }
         }
-        self.completions = comps;
     }
 
     #[inline]
