@@ -47,15 +47,97 @@ pub struct Place {
 }
 
 /// The drawn shape of a fileset, before anything exists on disk.
+///
+/// Sized for millions of entries (issue 15: at most 64 bytes of RSS per
+/// file): nothing here is per entry but the drawn sizes (none when the size
+/// is fixed). Items are the files, then the leaf directories; every leaf
+/// group holds a run of consecutive items, so an item's place is found from
+/// the groups (8 bytes per directory) instead of being stored per item.
 pub struct Layout {
     /// `(parent, serial)` per directory; index 0 is the root, parents come
     /// before their children.
     pub dirs: Vec<(u32, u32)>,
-    pub files: Vec<Place>,
-    pub leafdirs: Vec<Place>,
-    pub sizes: Vec<u64>,
+    /// `(first item, directory)` per leaf group, by first item: items
+    /// `first..next first` are serials 1, 2, ... of that directory.
+    groups: Vec<(u32, u32)>,
+    pub entries: usize,
+    pub leafdirs: usize,
+    pub sizes: Sizes,
     /// Mean number of directories between the root and a file.
     pub mean_depth: f64,
+}
+
+impl Layout {
+    /// Where item `t` (a file, or leaf directory `t - entries`) lives.
+    #[inline]
+    fn place(&self, t: usize) -> Place {
+        let g = self.groups.partition_point(|&(first, _)| first as usize <= t) - 1;
+        let (first, dir) = self.groups[g];
+        Place { dir, serial: (t - first as usize) as u32 + 1 }
+    }
+
+    pub fn file(&self, i: usize) -> Place {
+        self.place(i)
+    }
+
+    pub fn leafdir(&self, i: usize) -> Place {
+        self.place(self.entries + i)
+    }
+
+    pub fn files(&self) -> impl Iterator<Item = Place> + '_ {
+        (0..self.entries).map(|i| self.place(i))
+    }
+}
+
+/// The drawn size of every file: one figure when the size is fixed, else
+/// 4 bytes per file while every size fits (8 when one does not).
+pub enum Sizes {
+    Same(u64),
+    Small(Box<[u32]>),
+    Large(Box<[u64]>),
+}
+
+impl Sizes {
+    #[inline]
+    pub fn get(&self, i: usize) -> u64 {
+        match self {
+            Sizes::Same(v) => *v,
+            Sizes::Small(v) => v[i] as u64,
+            Sizes::Large(v) => v[i],
+        }
+    }
+
+    /// `n` sizes of `size`, drawn in order (a fixed size draws nothing).
+    fn draw(n: usize, size: Num, vars: &[RandVar], rng: &mut Rng) -> Sizes {
+        if let Num::Fixed(v) = size {
+            return Sizes::Same(v);
+        }
+        let mut small: Vec<u32> = Vec::with_capacity(n);
+        for k in 0..n {
+            let v = dist::value(size, vars, rng);
+            match u32::try_from(v) {
+                Ok(x) => small.push(x),
+                Err(_) => {
+                    // Exact capacity: no doubling peak on the way.
+                    let mut large: Vec<u64> = Vec::with_capacity(n);
+                    large.extend(small.iter().map(|&x| x as u64));
+                    drop(small);
+                    large.push(v);
+                    large.extend((k + 1..n).map(|_| dist::value(size, vars, rng)));
+                    return Sizes::Large(large.into_boxed_slice());
+                }
+            }
+        }
+        Sizes::Small(small.into_boxed_slice())
+    }
+
+    fn sum(&self, n: usize) -> u64 {
+        match self {
+            Sizes::Same(v) => v * n as u64,
+            Sizes::Small(v) => v.iter().map(|&x| x as u64).sum(),
+            Sizes::Large(v) => v.iter().sum(),
+        }
+    }
 }
 
 fn gamma_var(mean: f64, shape: f64) -> RandVar {
@@ -75,9 +157,10 @@ pub fn layout(spec: &FilesetSpec, vars: &[RandVar], rng: &mut Rng) -> Result<Lay
         let size = dist::value(spec.size, vars, rng);
         return Ok(Layout {
             dirs: vec![(0, 0), (0, 1)],
-            files: vec![Place { dir: 1, serial: 1 }],
-            leafdirs: Vec::new(),
-            sizes: vec![size],
+            groups: vec![(0, 1)],
+            entries: 1,
+            leafdirs: 0,
+            sizes: Sizes::Same(size),
             mean_depth: 1.0,
         });
     }
@@ -176,13 +259,16 @@ pub fn layout(spec: &FilesetSpec, vars: &[RandVar], rng: &mut Rng) -> Result<Lay
         }
     }
 
+    drop(carry);
     let mut out = Layout {
-        dirs: vec![(0, 0)],
-        files: vec![Place::default(); spec.entries as usize],
-        leafdirs: vec![Place::default(); spec.leafdirs as usize],
-        sizes: Vec::with_capacity(spec.entries as usize),
+        dirs: Vec::new(),
+        groups: Vec::with_capacity(groups.len()),
+        entries: spec.entries as usize,
+        leafdirs: spec.leafdirs as usize,
+        sizes: Sizes::Same(0),
         mean_depth: 0.0,
     };
+    out.dirs.push((0, 0));
     // Depth-first, so parents precede children and serials follow item order.
     let mut stack: Vec<(usize, u32, u32)> = top.iter().rev().enumerate().map(|(k, &id)| (id, 0, (top.len() - k) as u32)).collect();
     while let Some((id, parent, serial)) = stack.pop() {
@@ -190,16 +276,8 @@ pub fn layout(spec: &FilesetSpec, vars: &[RandVar], rng: &mut Rng) -> Result<Lay
         let me = (out.dirs.len() - 1) as u32;
         let node = &nodes[id];
         if let Some(gi) = node.group {
-            let (first, count, _) = groups[gi];
-            for k in 0..count {
-                let item = first + k;
-                let place = Place { dir: me, serial: k as u32 + 1 };
-                if item < spec.entries {
-                    out.files[item as usize] = place;
-                } else {
-                    out.leafdirs[(item - spec.entries) as usize] = place;
-                }
-            }
+            // n <= u32::MAX was checked above.
+            out.groups.push((groups[gi].0 as u32, me));
         }
         let c = node.children.len();
         for (k, &child) in node.children.iter().rev().enumerate() {
@@ -213,9 +291,12 @@ pub fn layout(spec: &FilesetSpec, vars: &[RandVar], rng: &mut Rng) -> Result<Lay
         counted += files;
     }
     out.mean_depth = if counted > 0 { weighted / counted as f64 } else { depth };
-    for _ in 0..spec.entries {
-        out.sizes.push(dist::value(spec.size, vars, rng));
-    }
+    // Depth-first order is not item order where a shallower group sits
+    // between a deeper subtree's groups.
+    out.groups.sort_unstable_by_key(|g| g.0);
+    drop((nodes, groups, top, stack));
+    out.dirs.shrink_to_fit();
+    out.sizes = Sizes::draw(out.entries, spec.size, vars, rng);
     Ok(out)
 }
 
@@ -253,11 +334,11 @@ pub struct Fileset {
     pub root: PathBuf,
     /// `define file` on a block device: I/O goes to the device itself.
     pub device: bool,
-    arena: Vec<u8>,
-    spans: Vec<(u32, u32)>,
-    pub files: Vec<Place>,
-    pub leafdirs: Vec<Place>,
-    pub sizes: Vec<u64>,
+    /// The tree and every entry's place and size; paths are built from it
+    /// on demand (no per-entry path strings).
+    lay: Layout,
+    /// Bytes of the root path, which every path starts with.
+    root_bytes: Box<[u8]>,
     pub state: Box<[AtomicU32]>,
     pub leaf_state: Box<[AtomicU32]>,
     rotors: [Rotor; 4],
@@ -291,35 +372,17 @@ pub fn push_serial(buf: &mut Vec<u8>, serial: u32) {
 
 impl Fileset {
     fn new(spec: &FilesetSpec, root: PathBuf, device: bool, lay: Layout) -> Fileset {
-        let mut arena = Vec::new();
-        let mut spans = Vec::with_capacity(lay.dirs.len());
-        let root_bytes = root.as_os_str().as_bytes();
-        for (i, &(parent, serial)) in lay.dirs.iter().enumerate() {
-            let start = arena.len();
-            if i == 0 {
-                arena.extend_from_slice(root_bytes);
-            } else {
-                let (ps, pl) = spans[parent as usize];
-                let parent_path: Vec<u8> = arena[ps as usize..(ps + pl) as usize].to_vec();
-                arena.extend_from_slice(&parent_path);
-                push_serial(&mut arena, serial);
-            }
-            spans.push((start as u32, (arena.len() - start) as u32));
-        }
         let atomics = |n: usize| (0..n).map(|_| AtomicU32::new(0)).collect::<Vec<_>>().into_boxed_slice();
-        let dataset_bytes = lay.sizes.iter().sum();
+        let dataset_bytes = lay.sizes.sum(lay.entries);
         let mean_depth = lay.mean_depth;
         Fileset {
             name: spec.name.clone(),
+            root_bytes: root.as_os_str().as_bytes().into(),
             root,
             device,
-            arena,
-            spans,
-            state: atomics(lay.files.len()),
-            leaf_state: atomics(lay.leafdirs.len()),
-            files: lay.files,
-            leafdirs: lay.leafdirs,
-            sizes: lay.sizes,
+            state: atomics(lay.entries),
+            leaf_state: atomics(lay.leafdirs),
+            lay,
             rotors: Default::default(),
             readonly: spec.readonly,
             writeonly: spec.writeonly,
@@ -332,15 +395,47 @@ impl Fileset {
     }
 
     pub fn dirs(&self) -> usize {
-        self.spans.len()
+        self.lay.dirs.len()
     }
 
-    /// Directory `d`'s path into `buf` (replacing its content), no NUL.
+    /// Number of files (entries).
+    pub fn len(&self) -> usize {
+        self.lay.entries
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.lay.entries == 0
+    }
+
+    /// Number of leaf directories.
+    pub fn leafdirs(&self) -> usize {
+        self.lay.leafdirs
+    }
+
+    /// File `i`'s drawn size.
+    #[inline]
+    pub fn size(&self, i: usize) -> u64 {
+        self.lay.sizes.get(i)
+    }
+
+    /// Directory `d`'s path into `buf` (replacing its content), no NUL:
+    /// the root, then each ancestor's serial, walked up from `d` (at most
+    /// 64 levels deep plus the root's).
     #[inline]
     pub fn dir_path(&self, d: usize, buf: &mut Vec<u8>) {
-        let (s, l) = self.spans[d];
+        let mut chain = [0u32; 72];
+        let (mut n, mut at) = (0, d);
+        while at != 0 && n < chain.len() {
+            let (parent, serial) = self.lay.dirs[at];
+            chain[n] = serial;
+            n += 1;
+            at = parent as usize;
+        }
         buf.clear();
-        buf.extend_from_slice(&self.arena[s as usize..(s + l) as usize]);
+        buf.extend_from_slice(&self.root_bytes);
+        for &serial in chain[..n].iter().rev() {
+            push_serial(buf, serial);
+        }
     }
 
     /// File `i`'s path into `buf`, NUL-terminated for libc.
@@ -350,7 +445,7 @@ impl Fileset {
             buf.clear();
             buf.extend_from_slice(self.root.as_os_str().as_bytes());
         } else {
-            let p = self.files[i];
+            let p = self.lay.file(i);
             self.dir_path(p.dir as usize, buf);
             push_serial(buf, p.serial);
         }
@@ -360,7 +455,7 @@ impl Fileset {
     /// Leaf directory `i`'s path into `buf`, NUL-terminated.
     #[inline]
     pub fn leafdir_path(&self, i: usize, buf: &mut Vec<u8>) {
-        let p = self.leafdirs[i];
+        let p = self.lay.leafdir(i);
         self.dir_path(p.dir as usize, buf);
         push_serial(buf, p.serial);
         buf.push(0);
@@ -372,9 +467,11 @@ impl Fileset {
         if self.device || max == 0 {
             return Vec::new();
         }
-        let existing: Vec<usize> = (0..self.files.len()).filter(|&i| self.state[i].load(Ordering::Relaxed) & EXISTS != 0).collect();
-        let step = existing.len().div_ceil(max).max(1);
-        existing.iter().step_by(step).map(|&i| self.file_pathbuf(i)).collect()
+        // Counted, then walked: no list of every existing entry.
+        let exists = |i: &usize| self.state[*i].load(Ordering::Relaxed) & EXISTS != 0;
+        let count = (0..self.len()).filter(exists).count();
+        let step = count.div_ceil(max).max(1);
+        (0..self.len()).filter(exists).step_by(step).map(|i| self.file_pathbuf(i)).collect()
     }
 
     pub fn file_pathbuf(&self, i: usize) -> PathBuf {
@@ -455,7 +552,7 @@ impl Fileset {
     /// The next directory of the tree for listdir (round robin, root last).
     #[inline]
     pub fn next_dir(&self) -> usize {
-        let n = self.spans.len() as u64;
+        let n = self.lay.dirs.len() as u64;
         if n <= 1 {
             return 0;
         }
@@ -548,8 +645,8 @@ pub fn populate(plan: &FlowPlan, j: usize, allow_device: bool) -> Result<Fileset
         }
         safety::check_device_usable(&root, allow_device).map_err(|e| format!("{who}: {e}"))?;
         let dev_size = device_size(&root)?;
-        if lay.sizes[0] > dev_size {
-            return Err(format!("{who}: size {} is larger than {} ({dev_size} bytes)", lay.sizes[0], root.display()).into());
+        if lay.sizes.get(0) > dev_size {
+            return Err(format!("{who}: size {} is larger than {} ({dev_size} bytes)", lay.sizes.get(0), root.display()).into());
         }
         let mut fs = Fileset::new(spec, root, true, lay);
         fs.state[0].store(EXISTS, Ordering::Relaxed);
@@ -636,13 +733,13 @@ fn claim(spec: &FilesetSpec, root: &Path, who: &str) -> Result<Claim, RunError> 
 }
 
 fn report(spec: &FilesetSpec, fs: &Fileset, existing: u64, written: u64, dirs: u64, t0: Instant) -> FilesetReport {
-    let n = fs.sizes.len();
+    let n = fs.len();
     FilesetReport {
         name: spec.name.clone(),
         path: fs.root.display().to_string(),
         entries: n as u64,
         existing_at_start: existing,
-        leafdirs: fs.leafdirs.len() as u64,
+        leafdirs: fs.leafdirs() as u64,
         directories: dirs,
         mean_size_bytes: if n == 0 { 0.0 } else { fs.dataset_bytes as f64 / n as f64 },
         mean_depth: fs.mean_depth,
@@ -663,12 +760,10 @@ fn os_path(bytes: &[u8]) -> &Path {
     Path::new(std::ffi::OsStr::from_bytes(bytes))
 }
 
-/// What one preallocated file needs.
-#[derive(Clone, Copy, PartialEq)]
-enum Todo {
-    Write,
-    Truncate,
-}
+/// What one preallocated file needs: one byte per entry during population
+/// (the list of files to write is not kept as indices).
+const TODO_WRITE: u8 = 1;
+const TODO_TRUNCATE: u8 = 2;
 
 /// Directories, preallocated files and leaf directories; returns the
 /// entries existing at the start and the bytes written.
@@ -680,17 +775,18 @@ fn build_tree(plan: &FlowPlan, j: usize, fs: &Fileset, reuse: bool, rng: &mut Rn
         mkdir_ok(os_path(&buf))?;
     }
     let pct = spec.prealloc_pct.min(100) as u64;
-    let exists: Vec<bool> = (0..fs.files.len()).map(|_| rng.below(100) < pct).collect();
-    let leaf_exists: Vec<bool> = (0..fs.leafdirs.len()).map(|_| rng.below(100) < pct).collect();
-
-    let mut todo: Vec<(usize, Todo)> = Vec::new();
-    for (i, &e) in exists.iter().enumerate() {
+    // Drawn in the same order as ever: every file, then every leaf dir.
+    let mut todo: Vec<u8> = vec![0; fs.len()];
+    let mut existing = 0u64;
+    for (i, what) in todo.iter_mut().enumerate() {
+        let e = rng.below(100) < pct;
         if e {
             fs.state[i].store(EXISTS, Ordering::Relaxed);
+            existing += 1;
         }
         if !reuse {
             if e {
-                todo.push((i, Todo::Write));
+                *what = TODO_WRITE;
             }
             continue;
         }
@@ -699,27 +795,37 @@ fn build_tree(plan: &FlowPlan, j: usize, fs: &Fileset, reuse: bool, rng: &mut Rn
         }
         let p = fs.file_pathbuf(i);
         let have = std::fs::symlink_metadata(&p).ok().filter(|m| m.is_file()).map(|m| m.len());
+        let size = fs.size(i);
         match (e, have) {
-            (true, Some(len)) if len == fs.sizes[i] => {}
-            (true, Some(len)) if len > fs.sizes[i] => todo.push((i, Todo::Truncate)),
-            (true, _) => todo.push((i, Todo::Write)),
+            (true, Some(len)) if len == size => {}
+            (true, Some(len)) if len > size => *what = TODO_TRUNCATE,
+            (true, _) => *what = TODO_WRITE,
             (false, Some(_)) => std::fs::remove_file(&p).map_err(|e| format!("cannot remove {}: {e}", p.display()))?,
             (false, None) => {}
+        }
+    }
+    for i in 0..fs.leafdirs() {
+        if rng.below(100) < pct {
+            fs.leaf_state[i].store(EXISTS, Ordering::Relaxed);
         }
     }
 
     let mut content = vec![0u8; (1 << 20) + (64 << 10)];
     let mut crng = Rng::new(plan.seed ^ ((j as u64) << 32) ^ 0xC0_7E47);
     buffers::fill(&mut content, &plan.content, &mut crng);
-    let workers = if spec.paralloc { todo.len().clamp(1, 4) } else { 1 };
+    let workers = if spec.paralloc { (existing as usize).clamp(1, 4) } else { 1 };
     let written = AtomicU64::new(0);
     let results: Vec<Result<(), String>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..workers)
             .map(|w| {
                 let (todo, content, written) = (&todo, &content, &written);
                 s.spawn(move || -> Result<(), String> {
-                    for &(i, what) in todo.iter().skip(w).step_by(workers) {
-                        let n = prealloc_file(&fs.file_pathbuf(i), fs.sizes[i], what, content, i, spec.cached)?;
+                    let mut path = Vec::new();
+                    for i in (w..todo.len()).step_by(workers).filter(|&i| todo[i] != 0) {
+                        fs.file_path(i, &mut path);
+                        path.pop();
+                        let what = if todo[i] == TODO_TRUNCATE { Todo::Truncate } else { Todo::Write };
+                        let n = prealloc_file(os_path(&path), fs.size(i), what, content, i, spec.cached)?;
                         written.fetch_add(n, Ordering::Relaxed);
                     }
                     Ok(())
@@ -733,16 +839,18 @@ fn build_tree(plan: &FlowPlan, j: usize, fs: &Fileset, reuse: bool, rng: &mut Rn
     }
     if !spec.cached && reuse {
         // Files kept as they were still need their cached pages dropped.
-        for (i, &e) in exists.iter().enumerate() {
-            if e && !todo.iter().any(|t| t.0 == i) {
+        for (i, &what) in todo.iter().enumerate() {
+            if what == 0 && fs.state[i].load(Ordering::Relaxed) & EXISTS != 0 {
                 if let Ok(f) = File::open(fs.file_pathbuf(i)) {
                     drop_cache(&f);
                 }
             }
         }
     }
+    drop(todo);
 
-    for (i, &e) in leaf_exists.iter().enumerate() {
+    for i in 0..fs.leafdirs() {
+        let e = fs.leaf_state[i].load(Ordering::Relaxed) & EXISTS != 0;
         fs.leafdir_path(i, &mut buf);
         buf.pop();
         let p = os_path(&buf);
@@ -751,10 +859,15 @@ fn build_tree(plan: &FlowPlan, j: usize, fs: &Fileset, reuse: bool, rng: &mut Rn
         } else if reuse && p.is_dir() {
             std::fs::remove_dir(p).map_err(|err| format!("cannot remove {}: {err}", p.display()))?;
         }
-        fs.leaf_state[i].store(if e { EXISTS } else { 0 }, Ordering::Relaxed);
     }
-    let existing = exists.iter().filter(|e| **e).count() as u64;
     Ok((existing, written.load(Ordering::Relaxed)))
+}
+
+/// What one preallocated file needs.
+#[derive(Clone, Copy, PartialEq)]
+enum Todo {
+    Write,
+    Truncate,
 }
 
 fn drop_cache(f: &File) {
@@ -817,17 +930,17 @@ mod tests {
         for (n, w) in [(10_000u64, 20u64), (1000, 5)] {
             for gamma in [0.0, 1.5] {
                 let l = lay(n, w, gamma);
-                assert_eq!(l.files.len() as u64, n);
-                let measured: f64 = l.files.iter().map(|p| depth_of(&l, *p) as f64).sum::<f64>() / n as f64;
+                assert_eq!(l.files().count() as u64, n);
+                let measured: f64 = l.files().map(|p| depth_of(&l, p) as f64).sum::<f64>() / n as f64;
                 let want = (n as f64).ln() / (w as f64).ln();
                 assert!((measured - want).abs() < want * 0.1, "n={n} w={w} g={gamma}: depth {measured} want {want}");
                 assert!((l.mean_depth - measured).abs() < 1e-9);
                 // Files only in leaf directories, never in the root.
                 let parents: std::collections::HashSet<u32> = l.dirs.iter().skip(1).map(|d| d.0).collect();
-                assert!(l.files.iter().all(|p| p.dir != 0 && !parents.contains(&p.dir)));
+                assert!(l.files().all(|p| p.dir != 0 && !parents.contains(&p.dir)));
                 // Every (dir, serial) is unique.
                 let mut seen = std::collections::HashSet::new();
-                assert!(l.files.iter().all(|p| seen.insert((p.dir, p.serial))));
+                assert!(l.files().all(|p| seen.insert((p.dir, p.serial))));
             }
         }
     }
@@ -865,7 +978,7 @@ mod tests {
     fn huge_width_puts_everything_in_one_directory() {
         let l = lay(1000, 1_000_000, 1.5);
         assert_eq!(l.dirs.len(), 2);
-        assert!(l.files.iter().all(|p| p.dir == 1));
+        assert!(l.files().all(|p| p.dir == 1));
         assert_eq!(l.mean_depth, 1.0);
     }
 
@@ -873,7 +986,7 @@ mod tests {
     fn gamma_widths_vary_around_the_mean() {
         let l = lay(20_000, 20, 1.5);
         let mut per_dir = std::collections::HashMap::new();
-        for p in &l.files {
+        for p in l.files() {
             *per_dir.entry(p.dir).or_insert(0u64) += 1;
         }
         let counts: Vec<u64> = per_dir.values().copied().collect();
@@ -922,12 +1035,12 @@ mod tests {
         assert!((existing as f64 - 1600.0).abs() < 90.0, "{existing}");
         let mut on_disk = 0;
         let mut total = 0;
-        for i in 0..fs.files.len() {
+        for i in 0..fs.len() {
             let path = fs.file_pathbuf(i);
             match std::fs::metadata(&path) {
                 Ok(m) => {
                     on_disk += 1;
-                    assert_eq!(m.len(), fs.sizes[i], "{}", path.display());
+                    assert_eq!(m.len(), fs.size(i), "{}", path.display());
                     assert_eq!(fs.state[i].load(Ordering::Relaxed), EXISTS);
                     total += m.len();
                 }
@@ -938,15 +1051,15 @@ mod tests {
         assert_eq!(total, fs.report.preallocated_bytes);
         let mean = fs.report.mean_size_bytes;
         assert!((mean - 8192.0).abs() < 8192.0 * 0.05, "mean size {mean}");
-        let big = (0..fs.files.len()).find(|&i| fs.state[i].load(Ordering::Relaxed) == EXISTS && fs.sizes[i] > 4096).unwrap();
+        let big = (0..fs.len()).find(|&i| fs.state[i].load(Ordering::Relaxed) == EXISTS && fs.size(i) > 4096).unwrap();
         let data = std::fs::read(fs.file_pathbuf(big)).unwrap();
         assert!(data.iter().filter(|&&b| b == 0).count() < data.len() / 10, "preallocated data is mostly zeros");
         // The cache check's sample: 64 existing files spread over the set.
         let sample = fs.sample_existing(64);
         assert!(sample.len() <= 64 && sample.len() >= 50, "{}", sample.len());
         assert!(sample.iter().all(|f| f.is_file()));
-        let last = (0..fs.files.len()).filter(|&i| sample.contains(&fs.file_pathbuf(i))).max().unwrap();
-        assert!(last >= fs.files.len() / 2, "spread over the set, not its first 64 files: last index {last}");
+        let last = (0..fs.len()).filter(|&i| sample.contains(&fs.file_pathbuf(i))).max().unwrap();
+        assert!(last >= fs.len() / 2, "spread over the set, not its first 64 files: last index {last}");
         assert!(dir.path().join("set").join(MARKER).is_file());
         fs.cleanup(false).unwrap();
         assert!(!dir.path().join("set").exists());
@@ -1007,13 +1120,13 @@ mod tests {
         let a = fs.file_pathbuf(0);
         let b = fs.file_pathbuf(1);
         let before = std::fs::metadata(&a).unwrap().modified().unwrap();
-        std::fs::OpenOptions::new().write(true).open(&b).unwrap().set_len(fs.sizes[1] + 100).unwrap();
+        std::fs::OpenOptions::new().write(true).open(&b).unwrap().set_len(fs.size(1) + 100).unwrap();
         assert!(fs.cleanup(true).unwrap().is_some(), "kept trees are announced");
         assert!(a.is_file());
         std::thread::sleep(std::time::Duration::from_millis(20));
         let mut fs = populate(&p, 0, false).unwrap();
         assert_eq!(std::fs::metadata(&a).unwrap().modified().unwrap(), before, "matching file rewritten");
-        assert_eq!(std::fs::metadata(&b).unwrap().len(), fs.sizes[1]);
+        assert_eq!(std::fs::metadata(&b).unwrap().len(), fs.size(1));
         assert_eq!(fs.report.preallocated_bytes, 0);
         fs.cleanup(false).unwrap();
         assert!(!dir.path().join("set").exists(), "a reused tree goes unless kept");

@@ -83,7 +83,7 @@ impl Worker<'_, '_> {
         if fd > 0 || !node.spec.opennext {
             return fd;
         }
-        let entries = node.fileset.map(|f| self.sh.filesets[f].files.len()).unwrap_or(1).clamp(1, FDS / 2);
+        let entries = node.fileset.map(|f| self.sh.filesets[f].len()).unwrap_or(1).clamp(1, FDS / 2);
         if self.fd_rotor == 0 || FDS - self.fd_rotor >= entries {
             self.fd_rotor = FDS;
         }
@@ -146,7 +146,7 @@ impl Worker<'_, '_> {
         if s.fd < 0 || s.entry == NONE {
             return 0;
         }
-        self.sh.filesets[s.fileset as usize].sizes[s.entry as usize]
+        self.sh.filesets[s.fileset as usize].size(s.entry as usize)
     }
 
     pub(super) fn iosize(&mut self, node: &Node) -> Result<u64, Outcome> {
