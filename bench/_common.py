@@ -3,8 +3,9 @@ fsbench binary's path, and the --json rows bench/all merges.
 
 Load rule (issue 15): the 1-minute load average is printed before each pair
 and sampled every second while it runs; a pair during which the others'
-part of it (the load minus the estimated share of the tools this script
-runs: LoadGuard says why and how) was above 1.5 x the number of CPUs at any
+part of it (the runnable threads other than those of the tools this
+script runs, averaged as the kernel averages the load: LoadGuard says why
+and how) was above 1.5 x the number of CPUs at any
 sample is refused: its runs are left out of the medians and reported (with
 the load) as refused. One place for the rule, so the seven scripts cannot
 drift apart.
@@ -19,6 +20,7 @@ CPU per operation (`cpu_unit`) for both, max RSS in MB for both, the goal of
 issue 15 as text and whether it was met (None: no goal, or no figure).
 """
 import json
+import signal
 import os
 import subprocess
 import sys
@@ -67,10 +69,10 @@ def load_text():
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def own_active(me=None):
-    """How many threads of this process's descendants (the tools it runs) the
-    kernel's load average counts now: those in state R (runnable) or D
-    (uninterruptible), as the kernel samples them."""
+def active_threads(me=None):
+    """(ours, others): how many threads the kernel's load average would count
+    now (state R, runnable, or D, uninterruptible), split into those of this
+    process's descendants (the tools it runs) and everyone else's."""
     me = me or os.getpid()
     parent = {}
     for d in os.listdir("/proc"):
@@ -81,21 +83,38 @@ def own_active(me=None):
                 parent[int(d)] = int(st[st.rindex(")") + 2:].split()[1])
             except (OSError, ValueError, IndexError):
                 continue  # gone meanwhile
-    n = 0
+    # This process and those above it (bench/all running this script) only
+    # orchestrate: their sampling threads are counted on neither side.
+    skip, p = set(), me
+    while p not in skip and p > 0:
+        skip.add(p)
+        p = parent.get(p, 0)
+    ours = others = 0
     for pid in parent:
+        if pid in skip:
+            continue
         p, hops = parent[pid], 0
         while p not in (0, 1, me) and hops < 64:
             p, hops = parent.get(p, 0), hops + 1
-        if p != me:
-            continue
+        n = 0
         try:
             for t in os.listdir(f"/proc/{pid}/task"):
                 with open(f"/proc/{pid}/task/{t}/stat") as f:
                     st = f.read()
                 n += st[st.rindex(")") + 2] in "RD"
         except (OSError, ValueError, IndexError):
-            continue
-    return n
+            pass  # gone meanwhile: count what was seen
+        if p == me:
+            ours += n
+        else:
+            others += n
+    return ours, others
+
+
+def own_active(me=None):
+    """How many threads of this process's descendants are runnable or
+    uninterruptible now."""
+    return active_threads(me)[0]
 
 
 class Pair:
@@ -107,16 +126,15 @@ class Pair:
         self.guard, self.what, self.index = guard, what, index
         with guard.lock:
             guard.peaks = []
-        load, own = guard.sample_now()
-        self.before = (load, own)
-        print(f"  {what} pair {index}: load before {load:.2f} (ours ~{own:.2f}, others ~{max(load - own, 0):.2f}; "
+        load, own, others = guard.sample_now()
+        self.before = (load, own, others)
+        print(f"  {what} pair {index}: load before {load:.2f} (ours ~{own:.2f}, others ~{others:.2f}; "
               f"refused when others > {guard.limit:.2f})", file=guard.out, flush=True)
 
     def close(self):
         """True when the pair counts; False (and recorded) when refused."""
         samples = [self.before] + self.guard.peaks + [self.guard.sample_now()]
-        load, own = max(samples, key=lambda x: x[0] - x[1])
-        others = max(load - own, 0)
+        load, own, others = max(samples, key=lambda x: x[2])
         top = max(x[0] for x in samples)
         ok = others <= self.guard.limit
         verdict = "kept" if ok else (f"REFUSED: the others' 1-minute load reached {others:.2f} (load {load:.2f}, "
@@ -137,10 +155,18 @@ class LoadGuard:
     The 1-minute load average counts the benchmark's own threads too
     (Filebench's fileserver runs 50, webserver 100): with them the rule
     would refuse every such pair on a small machine whatever else runs. So
-    a thread samples, every second, how many of our children's threads are
-    runnable and keeps their 1-minute average the way the kernel keeps the
-    load (exponential, 60 s), and the rule applies to the load minus that:
-    the others' load. Both are printed."""
+    a thread samples, every second, every thread's state, counts those the
+    load counts (R or D) on our side (our children's) and on the others',
+    and keeps each count's 1-minute average the way the kernel keeps the
+    load (exponential, 60 s); the rule applies to the others' average. Both
+    are printed with the kernel's load.
+
+    The others' figure is counted, not taken as the load minus ours: the
+    kernel updates its average every 5 s and this thread every second, and
+    while 100 threads start or stop the two averages move by several
+    units between the kernel's updates, which the subtraction read as other
+    tenants' load (webserver pairs with nothing else running were refused
+    at "others ~3-5" that way)."""
 
     DECAY = 2.718281828 ** (-1 / 60)
 
@@ -149,29 +175,36 @@ class LoadGuard:
         self.limit = LOAD_FACTOR * self.cpus
         self.refused = []
         self.out = out
-        # bench/all hands over its own estimate (the load its earlier
-        # scripts left, still decaying) so it does not count as others'.
+        # bench/all hands over its own averages (the load its earlier
+        # scripts left, still decaying, is not others'); a script alone
+        # starts from the load minus ours.
         try:
             self.own = float(os.environ.get("FSBENCH_LOAD_OURS") or 0.0)
         except ValueError:
             self.own = 0.0
+        try:
+            self.others = float(os.environ["FSBENCH_LOAD_OTHERS"])
+        except (KeyError, ValueError):
+            self.others = max(os.getloadavg()[0] - self.own, 0.0)
         self.peaks = []
         self.lock = threading.Lock()
         threading.Thread(target=self._follow, daemon=True).start()
 
     def _follow(self):
         while True:
-            n = own_active()
+            ours, others = active_threads()
             with self.lock:
-                self.own = self.own * self.DECAY + n * (1 - self.DECAY)
-                self.peaks.append((os.getloadavg()[0], self.own))
+                self.own = self.own * self.DECAY + ours * (1 - self.DECAY)
+                self.others = self.others * self.DECAY + others * (1 - self.DECAY)
+                self.peaks.append((os.getloadavg()[0], self.own, self.others))
                 del self.peaks[:-7200]
             time.sleep(1.0)
 
     def sample_now(self):
-        """(1-minute load, our estimated share of it)."""
+        """(1-minute load, our share of it, the others' share), the shares
+        as this guard's 1-minute averages."""
         with self.lock:
-            return os.getloadavg()[0], self.own
+            return os.getloadavg()[0], self.own, self.others
 
     def pair(self, what, index):
         return Pair(self, what, index)
@@ -242,17 +275,30 @@ def _self_test():
             doc = json.load(f)
         assert doc["rows"][0]["row"] == "r" and set(doc["rows"][0]) == set(ROW_KEYS)
         assert doc["refused"] == guard.refused and os.listdir(d) == ["rows.json"]
-    # Our own runnable children count as ours: two busy loops are seen.
+    # Our own runnable children count as ours, a stranger's as others':
+    # two busy loops are seen as ours, then one whose parent (a shell that
+    # exits) leaves it to init, as someone else's.
     busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
     try:
         time.sleep(0.5)
         seen = own_active()
+        _, before = active_threads()
     finally:
         for p in busy:
             p.kill()
             p.wait()
     assert seen >= 1, f"own_active saw {seen} of 2 busy children"
-    print(f"bench/_common.py: self-test passed (own_active saw {seen} of 2 busy children)")
+    orphan = int(subprocess.run(["sh", "-c", f"{sys.executable} -c 'while True: pass' >/dev/null 2>&1 & echo $!"],
+                                capture_output=True, text=True, check=True).stdout)
+    try:
+        time.sleep(0.5)
+        ours, others = active_threads()
+    finally:
+        os.kill(orphan, signal.SIGKILL)
+    assert ours == 0, f"active_threads counted {ours} of ours with no child running"
+    assert others >= 1, f"active_threads saw {others} others' threads with a stranger's busy loop running"
+    print(f"bench/_common.py: self-test passed (ours: {seen} of 2 busy children; others: {others} with a stranger's "
+          f"busy loop, {before} while only ours ran)")
 
 
 if __name__ == "__main__":
