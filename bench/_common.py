@@ -20,8 +20,8 @@ CPU per operation (`cpu_unit`) for both, max RSS in MB for both, the goal of
 issue 15 as text and whether it was met (None: no goal, or no figure).
 """
 import json
-import signal
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -109,12 +109,6 @@ def active_threads(me=None):
         else:
             others += n
     return ours, others
-
-
-def own_active(me=None):
-    """How many threads of this process's descendants are runnable or
-    uninterruptible now."""
-    return active_threads(me)[0]
 
 
 class Pair:
@@ -281,13 +275,12 @@ def _self_test():
     busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
     try:
         time.sleep(0.5)
-        seen = own_active()
-        _, before = active_threads()
+        seen, before = active_threads()
     finally:
         for p in busy:
             p.kill()
             p.wait()
-    assert seen >= 1, f"own_active saw {seen} of 2 busy children"
+    assert seen >= 1, f"active_threads saw {seen} of 2 busy children as ours"
     orphan = int(subprocess.run(["sh", "-c", f"{sys.executable} -c 'while True: pass' >/dev/null 2>&1 & echo $!"],
                                 capture_output=True, text=True, check=True).stdout)
     try:
