@@ -150,7 +150,7 @@ pub fn run(a: TraceArgs) -> i32 {
     };
     // The command and its children are the benchmark; without one, no
     // process is (everything is "other").
-    let owners = Owners { benchmark: child_pid.unwrap_or(0), background: None };
+    let owners = Owners { benchmark: child_pid.unwrap_or(0), threads: Vec::new(), background: None };
     let report = match stopped.report(&owners, None) {
         Ok(r) => r,
         Err(e) => return fail(e, 1),

@@ -17,6 +17,7 @@ pub mod replay;
 pub mod rng;
 pub mod trace;
 pub(crate) mod window;
+pub mod workers;
 pub mod ycsb;
 
 use crate::environment::system;

@@ -25,12 +25,16 @@ pub struct TraceRun {
 /// the background load's process.
 pub struct Owners {
     pub benchmark: u32,
+    /// The benchmark's worker threads by id: a thread that ended before
+    /// the trace reader met its id is still known as the benchmark's.
+    pub threads: Vec<u32>,
     pub background: Option<u32>,
 }
 
 impl Owners {
+    /// This process and every worker thread it has started so far.
     pub fn this_process() -> Owners {
-        Owners { benchmark: std::process::id(), background: None }
+        Owners { benchmark: std::process::id(), threads: super::workers::ids(), background: None }
     }
 }
 
@@ -154,7 +158,9 @@ fn report(captured: Captured, basename: &Path, files: Vec<PathBuf>, owners: &Own
 fn roles(pids: &BTreeMap<u32, crate::observe::trace::capture::PidInfo>, owners: &Owners) -> BTreeMap<u32, Role> {
     pids.iter()
         .map(|(&pid, info)| {
-            let process = info.tgid.unwrap_or(pid);
+            // Only a thread that had ended goes without a tgid; a worker's
+            // id taken since by another process's thread has one.
+            let process = info.tgid.unwrap_or(if owners.threads.contains(&pid) { owners.benchmark } else { pid });
             // The background load is a child of fsbench: it is tested first.
             let role = if Some(process) == owners.background {
                 Role::Background
@@ -166,4 +172,36 @@ fn roles(pids: &BTreeMap<u32, crate::observe::trace::capture::PidInfo>, owners: 
             (pid, role)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::observe::trace::capture::PidInfo;
+
+    #[test]
+    fn an_ended_worker_thread_is_the_benchmarks_and_a_reused_id_is_not() {
+        let info = |tgid: Option<u32>, parent: Option<u32>| PidInfo { tgid, parent, comm: String::new() };
+        let pids = BTreeMap::from([
+            (101, info(None, None)),           // our worker, ended before it was looked up
+            (102, info(Some(900), Some(1))),   // our worker's id, since taken by another process
+            (103, info(None, None)),           // nobody we know
+            (104, info(Some(100), Some(1))),   // a thread of ours that was looked up
+            (105, info(Some(105), Some(100))), // a child process of ours
+            (106, info(Some(50), Some(1))),    // the background load
+        ]);
+        let owners = Owners { benchmark: 100, threads: vec![101, 102], background: Some(50) };
+        let r = roles(&pids, &owners);
+        let want = [
+            (101, Role::Benchmark),
+            (102, Role::Other),
+            (103, Role::Other),
+            (104, Role::Benchmark),
+            (105, Role::Benchmark),
+            (106, Role::Background),
+        ];
+        for (pid, role) in want {
+            assert_eq!(r[&pid], role, "pid {pid}");
+        }
+    }
 }

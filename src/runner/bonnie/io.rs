@@ -340,7 +340,14 @@ fn seeks(ctx: &mut Ctx, files: &mut DataFiles) -> Result<Option<Phase>, String> 
     let stop = ctx.stop;
     let mut timer = Timer::start(Test::Seeks);
     let (seekers, fed): (Vec<Seeker>, Result<(), String>) = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..procs).map(|_| s.spawn(|| seeker(&shape, rd, stop))).collect();
+        let handles: Vec<_> = (0..procs)
+            .map(|_| {
+                s.spawn(|| {
+                    crate::runner::workers::note_this_thread();
+                    seeker(&shape, rd, stop)
+                })
+            })
+            .collect();
         let fed = feed(wr, &tickets, procs, stop);
         let done = handles.into_iter().map(|h| h.join().unwrap_or_else(|_| panic!("a seeker thread panicked"))).collect();
         (done, fed)

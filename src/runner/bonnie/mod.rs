@@ -274,7 +274,10 @@ pub(crate) fn run_plan(
     let (stop, p2, meter) = (opts.stop.clone(), plan.clone(), window.meter.clone());
     let outcome = std::thread::Builder::new()
         .name("fsb-bonnie".into())
-        .spawn(move || run_tests(&p2, &stop, &meter))
+        .spawn(move || {
+            crate::runner::workers::note_this_thread();
+            run_tests(&p2, &stop, &meter)
+        })
         .map(|h| h.join().map_err(|_| "the Bonnie++ thread panicked".to_string()))
         .map_err(|e| format!("cannot start the Bonnie++ thread: {e}"));
     let group = window.close(opts);

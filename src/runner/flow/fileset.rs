@@ -820,6 +820,7 @@ fn build_tree(plan: &FlowPlan, j: usize, fs: &Fileset, reuse: bool, rng: &mut Rn
             .map(|w| {
                 let (todo, content, written) = (&todo, &content, &written);
                 s.spawn(move || -> Result<(), String> {
+                    crate::runner::workers::note_this_thread();
                     let mut path = Vec::new();
                     for i in (w..todo.len()).step_by(workers).filter(|&i| todo[i] != 0) {
                         fs.file_path(i, &mut path);

@@ -243,7 +243,7 @@ fn execute(
         let mut handles = Vec::with_capacity(prog.threads.len());
         for def in &prog.threads {
             sh.ctl.running.fetch_add(1, Ordering::SeqCst);
-            let h = std::thread::Builder::new().name(format!("fsb-{}", def.name)).spawn_scoped(s, move || thread::run(sh, def));
+            let h = crate::runner::workers::spawn_scoped(s, format!("fsb-{}", def.name), move || thread::run(sh, def));
             match h {
                 Ok(h) => handles.push(Some(h)),
                 Err(e) => {

@@ -131,8 +131,7 @@ fn run_children(cell: &Cell, t: &Throughput, col: Column, n: usize) -> Result<(V
             .enumerate()
             .map(|(i, path)| {
                 let (wall, gate) = (&wall, &gate);
-                let builder = std::thread::Builder::new().name(format!("iozone-{i}"));
-                builder.spawn_scoped(s, move || {
+                crate::runner::workers::spawn_scoped(s, format!("iozone-{i}"), move || {
                     // IOzone's children are processes, each with its own
                     // descriptor table; a table shared by the children costs
                     // every read and write a file reference (see

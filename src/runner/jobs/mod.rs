@@ -394,7 +394,7 @@ fn run_group(
             .map(|c| {
                 let job = c.job;
                 let name = format!("fsb-{}", c.input.spec.name);
-                let h = std::thread::Builder::new().name(name).spawn_scoped(s, move || worker::run(c.input));
+                let h = crate::runner::workers::spawn_scoped(s, name, move || worker::run(c.input));
                 (job, h)
             })
             .collect();

@@ -104,7 +104,7 @@ pub(crate) fn run_plan(
             .into_iter()
             .map(|(part, live)| {
                 let sh = &shared;
-                std::thread::Builder::new().name(format!("fsb-ycsb-{}", part.index)).spawn_scoped(s, move || {
+                crate::runner::workers::spawn_scoped(s, format!("fsb-ycsb-{}", part.index), move || {
                     let rec = Recorder::new(op, intended, unit_ns, sh.t0, live);
                     client::run(sh, part, rec)
                 })
