@@ -106,9 +106,24 @@ fn setup_hint(e: &io::Error) -> &'static str {
     }
 }
 
-#[inline]
-fn is_busy(e: &io::Error) -> bool {
-    matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::EBUSY))
+/// Whether a loop that enters the kernel until its work is done goes round
+/// again after `e`: after a signal, yes; after a transient EAGAIN/EBUSY
+/// (lack of kernel memory), when `busy` counts them, up to BUSY_RETRIES,
+/// yielding the CPU first. Any other error is the caller's.
+#[cold]
+fn again(e: io::Error, busy: Option<&mut u32>) -> io::Result<()> {
+    if e.raw_os_error() == Some(libc::EINTR) {
+        return Ok(());
+    }
+    match busy {
+        Some(n) if matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::EBUSY)) && *n < BUSY_RETRIES => {
+            *n += 1;
+            // SAFETY: sched_yield takes no arguments and touches no memory.
+            unsafe { libc::sched_yield() };
+            Ok(())
+        }
+        _ => Err(e),
+    }
 }
 
 impl Uring {
@@ -302,17 +317,14 @@ impl Uring {
         if !self.sqpoll {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "submission ring full: more I/O queued than iodepth"));
         }
+        let mut busy = 0;
         loop {
             // Wakes the thread if it went idle (no system call otherwise).
-            match self.ring.submit() {
-                Ok(_) => {}
-                Err(e) if e.raw_os_error() == Some(libc::EINTR) || is_busy(&e) => {}
-                Err(e) => return Err(e),
+            if let Err(e) = self.ring.submit() {
+                again(e, Some(&mut busy))?;
             }
-            match self.ring.submitter().squeue_wait() {
-                Ok(_) => {}
-                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
-                Err(e) => return Err(e),
+            if let Err(e) = self.ring.submitter().squeue_wait() {
+                again(e, None)?;
             }
             // SAFETY: `entry` is the one `queue` built: its buffer is valid for its length until the I/O completes
             // (IoUnit contract) and its descriptor or fixed-file index stays open and registered while the engine runs
@@ -421,16 +433,9 @@ impl IoEngine for Uring {
             if pending == 0 {
                 break;
             }
-            match self.enter(pending, 0, IORING_ENTER_GETEVENTS) {
-                Ok(_) => {}
-                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
-                Err(e) if is_busy(&e) && busy < BUSY_RETRIES => {
-                    busy += 1;
-                    // SAFETY: sched_yield takes no arguments and touches no memory.
-                    unsafe { libc::sched_yield() };
-                }
+            if let Err(e) = self.enter(pending, 0, IORING_ENTER_GETEVENTS) {
                 // What stays in the ring is submitted by the next enter (reap).
-                Err(e) => return Err(e),
+                again(e, Some(&mut busy))?;
             }
         }
         Ok(std::mem::take(&mut self.queued))
@@ -443,17 +448,13 @@ impl IoEngine for Uring {
         } else if min > 0 {
             while self.ring.completion().len() < min {
                 let pending = self.ring.submission().len() as u32;
-                match self.enter(pending, min as u32, IORING_ENTER_GETEVENTS) {
-                    Ok(_) => {}
-                    Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
-                    Err(e) => return Err(e),
+                if let Err(e) = self.enter(pending, min as u32, IORING_ENTER_GETEVENTS) {
+                    again(e, None)?;
                 }
             }
         } else if self.defer_taskrun && self.ring.completion().is_empty() {
-            match self.enter(0, 0, IORING_ENTER_GETEVENTS) {
-                Ok(_) => {}
-                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
-                Err(e) => return Err(e),
+            if let Err(e) = self.enter(0, 0, IORING_ENTER_GETEVENTS) {
+                again(e, None)?;
             }
         }
         Ok(self.drain(out))
@@ -477,15 +478,8 @@ impl IoEngine for Uring {
                 break;
             }
             let want = if ready >= min { 0 } else { min as u32 };
-            match self.enter(pending, want, IORING_ENTER_GETEVENTS) {
-                Ok(_) => {}
-                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
-                Err(e) if is_busy(&e) && busy < BUSY_RETRIES => {
-                    busy += 1;
-                    // SAFETY: sched_yield takes no arguments and touches no memory.
-                    unsafe { libc::sched_yield() };
-                }
-                Err(e) => return Err(e),
+            if let Err(e) = self.enter(pending, want, IORING_ENTER_GETEVENTS) {
+                again(e, Some(&mut busy))?;
             }
         }
         Ok((std::mem::take(&mut self.queued), self.drain(out)))
@@ -513,13 +507,7 @@ impl Uring {
         loop {
             match self.ring.submit() {
                 Ok(_) => break,
-                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
-                Err(e) if is_busy(&e) && busy < BUSY_RETRIES => {
-                    busy += 1;
-                    // SAFETY: sched_yield takes no arguments and touches no memory.
-                    unsafe { libc::sched_yield() };
-                }
-                Err(e) => return Err(e),
+                Err(e) => again(e, Some(&mut busy))?,
             }
         }
         Ok(std::mem::take(&mut self.queued))
@@ -527,10 +515,8 @@ impl Uring {
 
     fn wait_sqpoll(&mut self, min: usize) -> io::Result<()> {
         while min > 0 && self.ring.completion().len() < min {
-            match self.ring.submit_and_wait(min) {
-                Ok(_) => {}
-                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
-                Err(e) => return Err(e),
+            if let Err(e) = self.ring.submit_and_wait(min) {
+                again(e, None)?;
             }
         }
         Ok(())

@@ -1314,7 +1314,12 @@ impl<'a> Worker<'a> {
         if let Err(e) = self.engine.commit() {
             self.set_error(format!("{}: submit: {e}", self.spec.ioengine));
         }
-        let t = Instant::now();
+        self.mark_submitted(Instant::now());
+    }
+
+    /// The batch was handed to the engine at `t`: its slat ends there.
+    #[inline]
+    fn mark_submitted(&mut self, t: Instant) {
         if self.ramp_over {
             self.depths.submit[Depths::batch_bucket(self.batch.len())] += 1;
         }
@@ -1337,14 +1342,7 @@ impl<'a> Worker<'a> {
     /// system call starts, and the kernel's part of the submission is in
     /// its clat (lat, from the I/O's start, is the same either way).
     fn commit_and_reap(&mut self, min: usize) {
-        let t = Instant::now();
-        if self.ramp_over {
-            self.depths.submit[Depths::batch_bucket(self.batch.len())] += 1;
-        }
-        for &s in &self.batch {
-            self.slots[s as usize].submitted = t;
-        }
-        self.batch.clear();
+        self.mark_submitted(Instant::now());
         let mut comps = std::mem::take(&mut self.completions);
         let got = self.engine.commit_and_reap(min, &mut comps).map(|(_, n)| n);
         self.reaped(got, &comps, "submit and reap");
