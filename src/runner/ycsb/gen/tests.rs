@@ -256,27 +256,34 @@ fn acknowledged_counter_never_passes_an_unacknowledged_key() {
     let finished = Arc::new(AtomicBool::new(false));
     // Every key at or below the limit must already be marked done; keys only
     // get marked, so each needs checking once, when the limit first passes it.
+    // The workers start once the watcher runs: on a busy machine it could
+    // otherwise first look after they ended.
+    let start = Arc::new(std::sync::Barrier::new(THREADS as usize + 1));
     let watcher = {
-        let (counter, done, finished) = (counter.clone(), done.clone(), finished.clone());
+        let (counter, done, finished, start) = (counter.clone(), done.clone(), finished.clone(), start.clone());
         std::thread::spawn(move || {
+            start.wait();
             let mut checked = START as i64 - 1;
-            let mut rounds = 0u64;
-            while !finished.load(Ordering::SeqCst) {
+            loop {
+                // Read before the check: the last round sees every key acknowledged.
+                let last_round = finished.load(Ordering::SeqCst);
                 let limit = counter.last_value();
                 assert!(limit >= checked, "limit went back from {checked} to {limit}");
                 for k in checked + 1..=limit {
                     assert!(done[(k as u64 - START) as usize].load(Ordering::SeqCst), "limit {limit} passed {k}");
                 }
                 checked = limit;
-                rounds += 1;
+                if last_round {
+                    return checked;
+                }
             }
-            rounds
         })
     };
     let workers: Vec<_> = (0..THREADS)
         .map(|t| {
-            let (counter, done) = (counter.clone(), done.clone());
+            let (counter, done, start) = (counter.clone(), done.clone(), start.clone());
             std::thread::spawn(move || {
+                start.wait();
                 let mut rng = Rng::new(t);
                 let mut held = Vec::with_capacity(8);
                 for _ in 0..PER_THREAD {
@@ -301,7 +308,7 @@ fn acknowledged_counter_never_passes_an_unacknowledged_key() {
         w.join().unwrap();
     }
     finished.store(true, Ordering::SeqCst);
-    assert!(watcher.join().unwrap() > 0);
+    assert_eq!(watcher.join().unwrap(), (START + total - 1) as i64, "the watcher checked every key");
     assert_eq!(counter.last_value(), (START + total - 1) as i64);
 }
 
