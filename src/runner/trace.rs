@@ -160,7 +160,7 @@ fn roles(pids: &BTreeMap<u32, crate::observe::trace::capture::PidInfo>, owners: 
         .map(|(&pid, info)| {
             // Only a thread that had ended goes without a tgid; a worker's
             // id taken since by another process's thread has one.
-            let process = info.tgid.unwrap_or(if owners.threads.contains(&pid) { owners.benchmark } else { pid });
+            let process = info.tgid.unwrap_or_else(|| if owners.threads.contains(&pid) { owners.benchmark } else { pid });
             // The background load is a child of fsbench: it is tested first.
             let role = if Some(process) == owners.background {
                 Role::Background

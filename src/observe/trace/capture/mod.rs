@@ -69,7 +69,7 @@ impl std::fmt::Display for Method {
 /// Per-CPU ring buffer size when none is asked for: 32 MiB holds about
 /// 400 ms of events at 300,000 I/Os per second. 8 MiB (about 100 ms) lost
 /// events in one of five `bench/trace-overhead` runs under a load of 2.4
-/// on two cores, while the readers waited for a CPU.
+/// on two cores, most likely while the readers waited for a CPU.
 pub const DEFAULT_BUFFER_KB: u64 = 32_768;
 /// Bounds of the per-CPU buffer: a few pages, and not more than a capture needs.
 pub const MIN_BUFFER_KB: u64 = 8;
