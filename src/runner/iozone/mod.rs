@@ -187,6 +187,8 @@ pub(crate) fn op_stats(col: Column, outs: &mut [PassOut], active_ns: u64) -> OpS
         [one] => std::mem::swap(&mut o.lat, &mut one.lat),
         _ => outs.iter().for_each(|p| o.lat.merge(&p.lat)),
     }
+    // Auto mode keeps one per cell and column, read only from here on.
+    o.lat.pack();
     o.active_ns = Some(active_ns);
     o
 }
