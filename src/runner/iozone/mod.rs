@@ -138,16 +138,19 @@ pub(crate) fn passes(test: Test, no_retest: bool) -> &'static [Column] {
 
 /// Buffers for records of up to `rec` bytes, aligned: slot 0 the record,
 /// filled with a byte that names the column (so a test can tell which pass
-/// wrote what is on disk); slot 1 the stdio tests' stream buffer. Both are
-/// touched here, once, as IOzone allocates its buffers once: zeroing a
-/// fresh stream buffer before each stdio pass evicted the record from the
-/// cache and halved the 4 MB-record fwrite and fread figures, and a fresh
-/// pair for each cell of an auto run (up to 32 MiB) was zeroed and faulted
-/// in again 81 times.
-pub(crate) fn buffer_for(col: Column, rec: u64) -> Buffers {
-    let mut b = Buffers::new(2, rec as usize);
+/// wrote what is on disk); slot 1, when `stdio` passes will run, their
+/// stream buffer (up to 16 MiB that a run without them need not hold).
+/// Both are touched here, once, as IOzone allocates its buffers once:
+/// zeroing a fresh stream buffer before each stdio pass evicted the record
+/// from the cache and halved the 4 MB-record fwrite and fread figures, and a
+/// fresh pair for each cell of an auto run (up to 32 MiB) was zeroed and
+/// faulted in again 81 times.
+pub(crate) fn buffer_for(col: Column, rec: u64, stdio: bool) -> Buffers {
+    let mut b = Buffers::new(if stdio { 2 } else { 1 }, rec as usize);
     b.slot_mut(0).fill(fill_byte(col));
-    b.slot_mut(1).fill(0);
+    if stdio {
+        b.slot_mut(1).fill(0);
+    }
     b
 }
 
@@ -242,7 +245,8 @@ pub(crate) fn run_cells<R: Recorder>(
     for &(file_kb, rec_kb) in &plan.cells {
         largest = largest.max(cell_bytes(file_kb, rec_kb)?.1);
     }
-    let mut buf = buffer_for(Column::Write, largest);
+    let stdio = plan.tests.iter().any(|t| t.columns().iter().any(|&c| pass::is_stdio(c)));
+    let mut buf = buffer_for(Column::Write, largest, stdio);
     'cells: for &(file_kb, rec_kb) in &plan.cells {
         let (file_bytes, rec_bytes) = cell_bytes(file_kb, rec_kb)?;
         let cell = Cell { plan, file_bytes, rec: rec_bytes, stop };

@@ -174,7 +174,7 @@ fn shape(col: Column, ctx: &PassCtx) -> (Open, Walk, bool) {
     }
 }
 
-fn is_stdio(col: Column) -> bool {
+pub(crate) fn is_stdio(col: Column) -> bool {
     matches!(col, Column::Fwrite | Column::Frewrite | Column::Fread | Column::Freread)
 }
 
@@ -186,10 +186,11 @@ fn finishes_after_wall(col: Column) -> bool {
 
 /// Run one pass. `buf` is at least one record, page-aligned.
 pub(crate) fn run_pass<R: Recorder>(ctx: &PassCtx, col: Column, buf: &mut Buffers, rec: &mut R) -> Result<PassOut, String> {
-    if buf.len < ctx.rec as usize || buf.slots < 2 {
-        return Err(format!("{}: the I/O buffers are not two records", ctx.path.display()));
+    let stdio = is_stdio(col);
+    if buf.len < ctx.rec as usize || buf.slots < 1 + stdio as usize {
+        return Err(format!("{}: the I/O buffers are not {} record(s)", ctx.path.display(), 1 + stdio as usize));
     }
-    if is_stdio(col) {
+    if stdio {
         stdio_pass(ctx, col, buf, rec)
     } else {
         fd_pass(ctx, col, buf, rec)

@@ -48,7 +48,7 @@ fn pass(plan: &IozonePlan, col: Column) -> (Rec, PassOut) {
     let order = order_for(col, file_bytes / rec, false);
     let ctx = cell.ctx(&plan.file, &order, None);
     let mut r = Rec::default();
-    let mut buf = buffer_for(col, rec);
+    let mut buf = buffer_for(col, rec, super::pass::is_stdio(col));
     let out = run_pass(&ctx, col, &mut buf, &mut r).unwrap_or_else(|e| panic!("{col:?}: {e}"));
     (r, out)
 }
@@ -566,7 +566,7 @@ fn a_stonewalled_child_stops_counting_and_a_writer_still_finishes_its_file() {
         // A stonewall exists only among throughput mode's children.
         ctx.throughput = true;
         let mut r = Rec::default();
-        let out = run_pass(&ctx, col, &mut buffer_for(col, rec), &mut r).unwrap();
+        let out = run_pass(&ctx, col, &mut buffer_for(col, rec, super::pass::is_stdio(col)), &mut r).unwrap();
         assert_eq!((out.bytes, out.ops, out.lat.count()), (0, 0, 0), "{col:?}: nothing counts after the stonewall");
         assert!(!out.stopped);
         if col == Column::Write {
@@ -576,4 +576,22 @@ fn a_stonewalled_child_stops_counting_and_a_writer_still_finishes_its_file() {
             assert!(r.ios.is_empty(), "a reader stops at once");
         }
     }
+}
+
+#[test]
+fn only_a_run_with_stdio_passes_holds_a_stream_buffer() {
+    let d = disk_dir();
+    let plan = plan_in(d.path());
+    let (file_bytes, rec) = cell_bytes(FILE_KB, REC_KB).unwrap();
+    assert_eq!(buffer_for(Column::Write, rec, false).slots, 1);
+    assert_eq!(buffer_for(Column::Write, rec, true).slots, 2);
+    // A stdio pass given one record's room refuses, it does not write past it.
+    let stop = AtomicBool::new(false);
+    let cell = Cell { plan: &plan, file_bytes, rec, stop: &stop };
+    let ctx = cell.ctx(&plan.file, &[], None);
+    let err = run_pass(&ctx, Column::Fwrite, &mut buffer_for(Column::Fwrite, rec, false), &mut Rec::default()).unwrap_err();
+    assert!(err.contains("not 2 record(s)"), "{err}");
+    // The plan decides: -i 0 -i 1 alone has no stdio column, -i 6 has.
+    let cols = |t: Test| t.columns().iter().any(|&c| super::pass::is_stdio(c));
+    assert!(!cols(Test::Write) && !cols(Test::Read) && cols(Test::Fwrite) && cols(Test::Fread));
 }

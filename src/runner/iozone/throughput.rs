@@ -137,7 +137,7 @@ fn run_children(cell: &Cell, t: &Throughput, col: Column, n: usize) -> Result<(V
                     // every read and write a file reference (see
                     // host::private_fd_table). The child opens its file after.
                     crate::host::private_fd_table(false);
-                    let mut buf = buffer_for(col, cell.rec);
+                    let mut buf = buffer_for(col, cell.rec, super::pass::is_stdio(col));
                     let order = order_for(col, cell.file_bytes / cell.rec, t.mixed_sequential);
                     let mut ctx = cell.ctx(path, &order, t.stonewall.then_some(wall));
                     ctx.mixed_reads = mixed_reader(t, i, n);
