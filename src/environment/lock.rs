@@ -171,16 +171,29 @@ pub fn lock_open(file: File, path: &Path) -> Result<Lock, LockError> {
 }
 
 /// `flock(LOCK_EX | LOCK_NB)`, with the holder when another process has it.
+/// A lock this process has just dropped can stay held for a moment: a
+/// child that another of its threads forked meanwhile shares the lock's
+/// open file until it execs (close-on-exec is not close-on-fork). One run
+/// after another in one process (`--repeat`, experiments, tests) met that
+/// as "in use by another fsbench run"; a real holder keeps it far longer.
+const GRACE_TRIES: u32 = 20;
+const GRACE_STEP: std::time::Duration = std::time::Duration::from_millis(5);
+
 fn try_flock(f: &File, path: &Path, what: &Path) -> Result<(), LockError> {
-    // SAFETY: flock takes the descriptor of `f`, open for the whole call.
-    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-        return Ok(());
+    for attempt in 1..=GRACE_TRIES {
+        // SAFETY: flock takes the descriptor of `f`, open for the whole call.
+        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            return Ok(());
+        }
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EWOULDBLOCK) {
+            return Err(LockError::Other(format!("cannot lock {}: {e}", path.display())));
+        }
+        if attempt < GRACE_TRIES {
+            std::thread::sleep(GRACE_STEP);
+        }
     }
-    let e = io::Error::last_os_error();
-    if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
-        return Err(LockError::InUse(holder(path, what)));
-    }
-    Err(LockError::Other(format!("cannot lock {}: {e}", path.display())))
+    Err(LockError::InUse(holder(path, what)))
 }
 
 /// The pid holding a lock file directly inside `dir` (`.fsbench-*`, such as
@@ -250,6 +263,28 @@ mod tests {
         let again = lock_file(&f, dir.path(), "taken over").unwrap();
         assert!(std::fs::read_to_string(&f).unwrap().starts_with("taken over\n"));
         assert_eq!(again.path(), f);
+    }
+
+    #[test]
+    fn a_lock_held_on_for_a_moment_by_a_forked_childs_copy_is_waited_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join(".fsbench-lock");
+        let first = lock_file(&f, dir.path(), "one run").unwrap();
+        // What a child forked before its exec holds: the same open file.
+        // SAFETY: dup of an open descriptor of ours.
+        let copy = unsafe { libc::dup(first._file.as_ref().unwrap().as_raw_fd()) };
+        assert!(copy >= 0);
+        drop(first);
+        let child = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(30));
+            // SAFETY: our own duplicate, closed once.
+            unsafe { libc::close(copy) };
+        });
+        let t0 = std::time::Instant::now();
+        let next = lock_file(&f, dir.path(), "the next run");
+        child.join().unwrap();
+        assert!(next.is_ok(), "{:?}", next.err());
+        assert!(t0.elapsed() >= std::time::Duration::from_millis(25), "it was held until the copy closed");
     }
 
     #[test]
