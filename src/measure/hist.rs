@@ -13,7 +13,6 @@
 //! repeats and machines merge the same way: counts add).
 
 use hdrhistogram::Histogram;
-use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -228,11 +227,7 @@ impl Serialize for LatencyHist {
 impl<'de> Deserialize<'de> for LatencyHist {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let repr = HistRepr::deserialize(d)?;
-        let mut h = LatencyHist::default();
-        for [v, c] in repr.buckets {
-            h.dense_mut().record_n(v.clamp(1, HIGHEST_NS), c).map_err(D::Error::custom)?;
-        }
-        Ok(h)
+        Ok(LatencyHist { repr: Repr::Dense(rebuild(&repr.buckets)) })
     }
 }
 
