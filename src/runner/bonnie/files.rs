@@ -96,22 +96,22 @@ impl Tree {
     }
 }
 
-/// Bonnie++'s name for file `i`: the number first (sequential tests) or the
-/// random letters first (random tests).
-fn name(rand: &mut super::Rand, i: u64, number_first: bool) -> CString {
-    let mut s = Vec::with_capacity(24);
+/// Bonnie++'s name for file `i`, appended to `text` with its NUL: the
+/// number first (sequential tests) or the random letters first (random
+/// tests).
+fn push_name(rand: &mut super::Rand, i: u64, number_first: bool, text: &mut Vec<u8>) {
+    use std::io::Write as _;
     let letters = rand.below(13) as usize;
-    let digits = format!("{i:010x}");
     if number_first {
-        s.extend_from_slice(digits.as_bytes());
+        let _ = write!(text, "{i:010x}");
     }
     for _ in 0..letters {
-        s.push(LETTERS[rand.below(LETTERS.len() as u64) as usize]);
+        text.push(LETTERS[rand.below(LETTERS.len() as u64) as usize]);
     }
     if !number_first {
-        s.extend_from_slice(digits.as_bytes());
+        let _ = write!(text, "{i:010x}");
     }
-    CString::new(s).expect("letters and digits")
+    text.push(0);
 }
 
 /// Every file test, pushed in order; the directory is removed afterwards
@@ -176,34 +176,58 @@ fn sync_all() {
     unsafe { libc::sync() };
 }
 
-/// (directory index, name) of every file created, in creation order.
-type Names = Vec<(usize, CString)>;
+/// Every file created, in creation order: its directory's index and its
+/// name, the names NUL-terminated in one buffer. About 8 bytes per file
+/// plus its name, where a CString each cost about 56 (Bonnie++'s default
+/// of 16 Ki files is small, but `-n 768` is 786,432 of them).
+struct Names {
+    text: Vec<u8>,
+    /// (directory index, where the name starts in `text`).
+    files: Vec<(u32, u32)>,
+}
+
+impl Names {
+    fn get(&self, k: usize) -> (usize, &CStr) {
+        let (d, at) = self.files[k];
+        let name = CStr::from_bytes_until_nul(&self.text[at as usize..]).expect("every name ends in a NUL");
+        (d as usize, name)
+    }
+}
 
 fn create_files(ctx: &mut Ctx, t: &FileTests, tree: &Tree, data: &[u8], number_first: bool) -> Result<(Phase, Names), String> {
     let count = t.count();
     let ndirs = tree.dirs.len() as u64;
     // Names and sizes are drawn before the clock starts, so the timed loop
     // allocates nothing.
-    let mut names: Names = Vec::with_capacity(count as usize);
-    let mut sizes: Vec<u64> = Vec::with_capacity(count as usize);
+    // At most 10 digits, 12 letters and the NUL: never regrown (a doubling
+    // would hold both copies at once). Only the pages the names reach count.
+    let mut names = Names { text: Vec::with_capacity(count as usize * 23), files: Vec::with_capacity(count as usize) };
+    // Sizes only when files have data (`-n N:max:min`); by default all are empty.
+    let sized = t.kind == FileKind::Files && t.max_size > 0;
+    let mut sizes: Vec<u64> = Vec::with_capacity(if sized { count as usize } else { 0 });
     for i in 0..count {
-        names.push(((i * ndirs / count) as usize, name(&mut ctx.rand, i, number_first)));
-        let size = if t.kind == FileKind::Files && t.max_size > 0 { t.min_size + ctx.rand.below(t.max_size - t.min_size + 1) } else { 0 };
-        sizes.push(size);
+        let at = u32::try_from(names.text.len()).map_err(|_| format!("-n: {count} files' names are more than fsbench can hold (4 GiB)"))?;
+        names.files.push(((i * ndirs / count) as u32, at));
+        push_name(&mut ctx.rand, i, number_first, &mut names.text);
+        if sized {
+            sizes.push(t.min_size + ctx.rand.below(t.max_size - t.min_size + 1));
+        }
     }
     let mut timer = Timer::start(if number_first { Test::SeqCreate } else { Test::RanCreate });
     let mut done = 0;
-    for ((d, n), &size) in names.iter().zip(&sizes) {
+    for k in 0..names.files.len() {
         if ctx.stopped() {
             break;
         }
-        let dfd = tree.dirs[*d];
+        let size = sizes.get(k).copied().unwrap_or(0);
+        let (d, n) = names.get(k);
+        let dfd = tree.dirs[d];
         let began = Instant::now();
         create_one(ctx, t, tree, dfd, n, size, data)?;
         timer.op(began, size);
         done += 1;
     }
-    names.truncate(done);
+    names.files.truncate(done);
     sync_all();
     Ok((timer.finish(done as u64), names))
 }
@@ -351,12 +375,13 @@ fn listed(
     shuffle(&mut ctx.rand, names);
     let mut timer = Timer::start(test);
     let mut n = 0;
-    for (d, name) in names.iter() {
+    for k in 0..names.files.len() {
         if ctx.stopped() {
             break;
         }
+        let (d, name) = names.get(k);
         let began = Instant::now();
-        let bytes = op(tree.dirs[*d], name)?;
+        let bytes = op(tree.dirs[d], name)?;
         timer.op(began, bytes);
         n += 1;
     }
@@ -381,15 +406,31 @@ fn unlink_one(fsync: bool, dfd: libc::c_int, n: &CStr) -> Result<u64, String> {
 
 /// One random swap per entry, as Bonnie++ shuffles before each random test.
 fn shuffle(rand: &mut super::Rand, names: &mut Names) {
-    let n = names.len() as u64;
-    for i in 0..names.len() {
+    let n = names.files.len() as u64;
+    for i in 0..names.files.len() {
         let j = rand.below(n) as usize;
-        names.swap(i, j);
+        names.files.swap(i, j);
     }
 }
 
 /// A name as a string, for tests of the naming rule.
 #[cfg(test)]
 pub(super) fn name_for_test(rand: &mut super::Rand, i: u64, number_first: bool) -> String {
-    name(rand, i, number_first).into_string().expect("ASCII")
+    let mut text = Vec::new();
+    push_name(rand, i, number_first, &mut text);
+    assert_eq!(text.pop(), Some(0), "NUL-terminated");
+    String::from_utf8(text).expect("ASCII")
+}
+
+/// The table of names as the create test builds it, each name read back
+/// through it after a shuffle, for tests.
+#[cfg(test)]
+pub(super) fn names_round_trip_for_test(rand: &mut super::Rand, count: u64, number_first: bool) -> Vec<(usize, String)> {
+    let mut names = Names { text: Vec::new(), files: Vec::new() };
+    for i in 0..count {
+        names.files.push(((i % 7) as u32, names.text.len() as u32));
+        push_name(rand, i, number_first, &mut names.text);
+    }
+    shuffle(rand, &mut names);
+    (0..names.files.len()).map(|k| names.get(k)).map(|(d, n)| (d, n.to_str().expect("ASCII").to_string())).collect()
 }

@@ -124,6 +124,22 @@ fn names_follow_bonnies_rule() {
 }
 
 #[test]
+fn the_name_table_gives_back_every_name_with_its_directory() {
+    let mut r = Rand::new(&Seed::Number(5)).unwrap();
+    let got = files::names_round_trip_for_test(&mut r, 1000, false);
+    assert_eq!(got.len(), 1000);
+    let mut seen = std::collections::HashSet::new();
+    for (d, name) in &got {
+        // The number is the name's last 10 hex digits; its directory, i % 7.
+        let i = u64::from_str_radix(&name[name.len() - 10..], 16).unwrap();
+        assert_eq!(*d as u64, i % 7, "{name}");
+        assert!(name.len() <= 22 && seen.insert(i), "{name}");
+    }
+    let moved = got.iter().enumerate().filter(|(k, (_, n))| !n.ends_with(&format!("{k:010x}"))).count();
+    assert!(moved > 900, "shuffled: {moved} of 1000 moved");
+}
+
+#[test]
 fn a_stop_ends_the_run_early_and_still_cleans_up() {
     let dir = tempfile::tempdir().unwrap();
     let p = plan(dir.path());
