@@ -170,7 +170,6 @@ pub fn lock_open(file: File, path: &Path) -> Result<Lock, LockError> {
     Ok(Lock { _file: Some(file), path: path.to_path_buf() })
 }
 
-/// `flock(LOCK_EX | LOCK_NB)`, with the holder when another process has it.
 /// A lock this process has just dropped can stay held for a moment: a
 /// child that another of its threads forked meanwhile shares the lock's
 /// open file until it execs (close-on-exec is not close-on-fork). One run
@@ -179,6 +178,8 @@ pub fn lock_open(file: File, path: &Path) -> Result<Lock, LockError> {
 const GRACE_TRIES: u32 = 20;
 const GRACE_STEP: std::time::Duration = std::time::Duration::from_millis(5);
 
+/// `flock(LOCK_EX | LOCK_NB)`, with the holder when another process has it
+/// after the grace above.
 fn try_flock(f: &File, path: &Path, what: &Path) -> Result<(), LockError> {
     for attempt in 1..=GRACE_TRIES {
         // SAFETY: flock takes the descriptor of `f`, open for the whole call.

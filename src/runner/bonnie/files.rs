@@ -187,6 +187,21 @@ struct Names {
 }
 
 impl Names {
+    fn with_capacity(count: u64) -> Names {
+        // At most 10 digits, 12 letters and the NUL: never regrown (a
+        // doubling would hold both copies at once). Only the pages the names
+        // reach count.
+        Names { text: Vec::with_capacity(count as usize * 23), files: Vec::with_capacity(count as usize) }
+    }
+
+    /// File `i`'s name, drawn (see `push_name`), in directory `dir`.
+    fn push(&mut self, dir: u32, rand: &mut super::Rand, i: u64, number_first: bool) -> Result<(), String> {
+        let at = u32::try_from(self.text.len()).map_err(|_| format!("-n: file {i}'s name is past the 4 GiB fsbench can hold"))?;
+        self.files.push((dir, at));
+        push_name(rand, i, number_first, &mut self.text);
+        Ok(())
+    }
+
     fn get(&self, k: usize) -> (usize, &CStr) {
         let (d, at) = self.files[k];
         let name = CStr::from_bytes_until_nul(&self.text[at as usize..]).expect("every name ends in a NUL");
@@ -199,16 +214,12 @@ fn create_files(ctx: &mut Ctx, t: &FileTests, tree: &Tree, data: &[u8], number_f
     let ndirs = tree.dirs.len() as u64;
     // Names and sizes are drawn before the clock starts, so the timed loop
     // allocates nothing.
-    // At most 10 digits, 12 letters and the NUL: never regrown (a doubling
-    // would hold both copies at once). Only the pages the names reach count.
-    let mut names = Names { text: Vec::with_capacity(count as usize * 23), files: Vec::with_capacity(count as usize) };
+    let mut names = Names::with_capacity(count);
     // Sizes only when files have data (`-n N:max:min`); by default all are empty.
     let sized = t.kind == FileKind::Files && t.max_size > 0;
     let mut sizes: Vec<u64> = Vec::with_capacity(if sized { count as usize } else { 0 });
     for i in 0..count {
-        let at = u32::try_from(names.text.len()).map_err(|_| format!("-n: {count} files' names are more than fsbench can hold (4 GiB)"))?;
-        names.files.push(((i * ndirs / count) as u32, at));
-        push_name(&mut ctx.rand, i, number_first, &mut names.text);
+        names.push((i * ndirs / count) as u32, &mut ctx.rand, i, number_first)?;
         if sized {
             sizes.push(t.min_size + ctx.rand.below(t.max_size - t.min_size + 1));
         }
@@ -426,10 +437,9 @@ pub(super) fn name_for_test(rand: &mut super::Rand, i: u64, number_first: bool) 
 /// through it after a shuffle, for tests.
 #[cfg(test)]
 pub(super) fn names_round_trip_for_test(rand: &mut super::Rand, count: u64, number_first: bool) -> Vec<(usize, String)> {
-    let mut names = Names { text: Vec::new(), files: Vec::new() };
+    let mut names = Names::with_capacity(count);
     for i in 0..count {
-        names.files.push(((i % 7) as u32, names.text.len() as u32));
-        push_name(rand, i, number_first, &mut names.text);
+        names.push((i % 7) as u32, rand, i, number_first).expect("small");
     }
     shuffle(rand, &mut names);
     (0..names.files.len()).map(|k| names.get(k)).map(|(d, n)| (d, n.to_str().expect("ASCII").to_string())).collect()

@@ -136,6 +136,11 @@ pub(crate) fn passes(test: Test, no_retest: bool) -> &'static [Column] {
     }
 }
 
+/// Whether any of `tests` makes a stdio pass (and so needs a stream buffer).
+pub(crate) fn has_stdio(tests: &[Test]) -> bool {
+    tests.iter().any(|t| t.columns().iter().any(|&c| pass::is_stdio(c)))
+}
+
 /// Buffers for records of up to `rec` bytes, aligned: slot 0 the record,
 /// filled with a byte that names the column (so a test can tell which pass
 /// wrote what is on disk); slot 1, when `stdio` passes will run, their
@@ -245,8 +250,7 @@ pub(crate) fn run_cells<R: Recorder>(
     for &(file_kb, rec_kb) in &plan.cells {
         largest = largest.max(cell_bytes(file_kb, rec_kb)?.1);
     }
-    let stdio = plan.tests.iter().any(|t| t.columns().iter().any(|&c| pass::is_stdio(c)));
-    let mut buf = buffer_for(Column::Write, largest, stdio);
+    let mut buf = buffer_for(Column::Write, largest, has_stdio(&plan.tests));
     'cells: for &(file_kb, rec_kb) in &plan.cells {
         let (file_bytes, rec_bytes) = cell_bytes(file_kb, rec_kb)?;
         let cell = Cell { plan, file_bytes, rec: rec_bytes, stop };

@@ -592,6 +592,5 @@ fn only_a_run_with_stdio_passes_holds_a_stream_buffer() {
     let err = run_pass(&ctx, Column::Fwrite, &mut buffer_for(Column::Fwrite, rec, false), &mut Rec::default()).unwrap_err();
     assert!(err.contains("not 2 record(s)"), "{err}");
     // The plan decides: -i 0 -i 1 alone has no stdio column, -i 6 has.
-    let cols = |t: Test| t.columns().iter().any(|&c| super::pass::is_stdio(c));
-    assert!(!cols(Test::Write) && !cols(Test::Read) && cols(Test::Fwrite) && cols(Test::Fread));
+    assert!(!has_stdio(&[Test::Write, Test::Read]) && has_stdio(&[Test::Write, Test::Fwrite]) && has_stdio(&[Test::Fread]));
 }
