@@ -78,9 +78,8 @@ fn counts(summary: &Value) -> (u64, u64, u64) {
 fn a_failing_run_is_recorded_and_the_rest_run_unless_fail_fast() {
     let work = disk_tempdir();
     // `second` cannot create its file: the runner fails it after `first` ran.
-    let missing = work.path().join("no-such-dir");
     let text = experiment(work.path(), r#""--name=last", "--rw=write", "--bs=64k", "--size=256k""#)
-        .replace("\"--name=second\",", &format!("\"--name=second\", \"--filename={}/f\",", missing.display()));
+        .replace("\"--name=second\",", "\"--name=second\", \"--filename=${target}/no-such-dir/f\",");
     let exp = write_exp(work.path(), &text);
 
     let out = work.path().join("out");

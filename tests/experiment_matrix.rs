@@ -92,7 +92,7 @@ fn blockdev_vs_fs_sweeps_the_seeds_block_sizes_on_a_raw_loop_device_and_a_file_o
             let size = |s: &str| fsbench::units::parse_size(s, 1024).unwrap();
             assert!(j.bs.iter().all(|b| *b == fsbench::model::job::BlockSize::Fixed(size(bs))), "{}: {:?}", w.label, j.bs);
             let want_file = if dir == "write" { "bvf-write.dat" } else { "bvf-read.dat" };
-            let files = fsbench::runner::jobs::files::paths(j, 0);
+            let files = j.file_paths(0);
             let expected = if is_device { dev.to_path_buf() } else { mnt.join(want_file) };
             assert_eq!(files, vec![expected], "{} on {}", w.label, at.display());
             assert_eq!(j.size, Some(size(if dir == "write" { "32m" } else { "512m" })), "{}", w.label);
@@ -135,4 +135,19 @@ fn bonnie_filesystems_has_every_file_system_fsbench_makes_the_unmountable_ones_c
     }
     // The seed's scale is one --set away.
     load(&file, &["size=256".into(), "ram=128".into(), "files=16".into()]).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn every_shipped_workload_keeps_its_files_in_its_target() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/experiments");
+    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    files.sort();
+    assert!(files.len() >= 6, "{files:?}");
+    for f in files.iter().filter(|f| f.ends_with(".toml")) {
+        let exp = shipped(f);
+        // Targets this machine cannot set up are not this test's business.
+        let problems = fsbench::runner::experiment::preflight(&exp, true, true).err().unwrap_or_default();
+        let workload: Vec<&String> = problems.iter().filter(|p| p.starts_with("workload '")).collect();
+        assert!(workload.is_empty(), "{f}: {workload:?}");
+    }
 }

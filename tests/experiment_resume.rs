@@ -192,3 +192,164 @@ args = ["--name=w", "--rw=write", "--bs=64k", "--size=1m"]
     assert!(stderr(&o).contains("devsize=2g") && stderr(&o).contains("devsize=96m"), "{}", stderr(&o));
     assert!(run_files(&out).is_empty(), "nothing ran");
 }
+
+/// A YCSB load, then a run phase that reads its records (held to 2,000
+/// operations per second, so it runs for 3 s), on the target `target` (the
+/// keys of a `[[target]]` table).
+fn load_then_run(target: &str) -> String {
+    format!(
+        r#"
+name = "loadrun"
+[[target]]
+label = "t"
+{target}
+[[workload]]
+label = "load"
+ycsb = "load fjall -P workloada -p recordcount=2000 -p fjall.dir=${{target}}/db"
+[[workload]]
+label = "run"
+ycsb = "run fjall -P workloada -p recordcount=2000 -p operationcount=6000 -target 2000 -p fjall.dir=${{target}}/db"
+"#
+    )
+}
+
+/// What a resumed experiment whose run phase was killed left and did.
+struct Resumed {
+    /// The load's run file before and after the resume.
+    load_before: String,
+    load_after: String,
+    run: Value,
+    rebuilds: Vec<Value>,
+    summary: Value,
+}
+
+/// Run `exp`, SIGKILL it once the load's run is recorded (the run phase is
+/// then under way), and resume it.
+fn kill_after_the_load_and_resume(exp: &Path, out: &Path, state: &Path) -> Resumed {
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("fsbench"))
+        .env("FSBENCH_STATE_DIR", state)
+        .arg("experiment")
+        .arg(exp)
+        .arg("--out")
+        .arg(out)
+        .arg("--no-progress")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let load = out.join("runs/t__load__warm__none__r1.json");
+    let start = Instant::now();
+    while !load.exists() && start.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // SAFETY: kill takes plain integers and touches no memory; `child` has not been waited for, so its pid names it.
+    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    let status = child.wait().unwrap();
+    assert_eq!(std::os::unix::process::ExitStatusExt::signal(&status), Some(libc::SIGKILL));
+    assert!(load.exists(), "the load's run was not recorded within 120 s");
+    assert_eq!(run_files(out), ["t__load__warm__none__r1.json"], "the kill came after the run phase ended");
+    let load_before = std::fs::read_to_string(&load).unwrap();
+
+    let o = fsbench()
+        .env("FSBENCH_STATE_DIR", state)
+        .args(["experiment", "--no-progress", "--output-format", "json", "--resume"])
+        .arg(out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rebuilds = match std::fs::read_dir(out.join("rebuilds")) {
+        Ok(d) => d.map(|e| json(&e.unwrap().path())).collect(),
+        Err(_) => Vec::new(),
+    };
+    Resumed {
+        load_before,
+        load_after: std::fs::read_to_string(&load).unwrap(),
+        run: json(&out.join("runs/t__run__warm__none__r1.json")),
+        rebuilds,
+        summary: serde_json::from_slice(&o.stdout).unwrap(),
+    }
+}
+
+impl Resumed {
+    /// Every planned run is done and valid; the load's own run is the one
+    /// counted, the load run again for the run phase is kept apart and the
+    /// run phase says its data was rebuilt.
+    fn assert_complete_and_honest(&self) {
+        let s = &self.summary;
+        assert_eq!((s["planned"].as_u64(), s["done"].as_u64(), s["failed"].as_u64()), (Some(2), Some(2), Some(0)), "{s}");
+        assert!(self.run["result"]["failed"].is_null(), "{}", self.run["result"]["failed"]);
+        let ops = self.run["result"]["jobs"][0]["ops"].as_array().unwrap();
+        assert!(ops.iter().any(|o| o["ops"].as_u64().is_some_and(|n| n > 0)), "the run phase did operations: {ops:?}");
+        assert_eq!(self.load_after, self.load_before, "the load's recorded run was not redone");
+        assert_eq!(self.rebuilds.len(), 1, "one load run again, kept in rebuilds/");
+        assert!(self.rebuilds[0]["result"]["failed"].is_null() && self.rebuilds[0]["cell"]["workload"] == "load");
+        let warnings = self.run["result"]["warnings"].to_string();
+        assert!(warnings.contains("rebuilt by running workload 'load' again") && warnings.contains("in no statistic"), "{warnings}");
+    }
+}
+
+#[test]
+fn resume_loads_again_what_a_killed_run_phase_needs_on_a_directory_target() {
+    let work = disk_tempdir();
+    let state = tempfile::tempdir().unwrap();
+    let dir = work.path().join("target");
+    std::fs::create_dir(&dir).unwrap();
+    let exp = write_exp(work.path(), &load_then_run(&format!("directory = \"{}\"", dir.display())));
+    let r = kill_after_the_load_and_resume(&exp, &work.path().join("out"), state.path());
+    r.assert_complete_and_honest();
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "the target's run directories are removed");
+}
+
+#[test]
+fn resume_loads_again_what_a_killed_run_phase_needs_on_a_managed_loop_target() {
+    if !is_root() || !have("mkfs.ext4") || !std::fs::read_to_string("/proc/filesystems").unwrap_or_default().contains("ext4") {
+        skip("needs root, mkfs.ext4 and ext4 in the kernel for a managed loop target");
+        return;
+    }
+    let work = disk_tempdir();
+    let state = tempfile::tempdir().unwrap();
+    let images = work.path().join("images");
+    std::fs::create_dir(&images).unwrap();
+    let target = format!("fs = \"ext4\"\nloop = {{ dir = \"{}\", size = \"128m\" }}", images.display());
+    let exp = write_exp(work.path(), &load_then_run(&target));
+    let r = kill_after_the_load_and_resume(&exp, &work.path().join("out"), state.path());
+    r.assert_complete_and_honest();
+    // What the killed run and the resume set up is gone.
+    let load: Value = serde_json::from_str(&r.load_before).unwrap();
+    for run in [&load, &r.run] {
+        let mp = run["target"]["mount_point"].as_str().unwrap();
+        let mounted = std::fs::read_to_string("/proc/self/mountinfo").unwrap().lines().any(|l| l.split(' ').nth(4) == Some(mp));
+        assert!(!mounted && !Path::new(mp).exists(), "{mp} left");
+    }
+    assert_eq!(std::fs::read_dir(&images).unwrap().count(), 0, "an image was left");
+    let losetup = Command::new("losetup").arg("-a").output().unwrap();
+    assert!(!String::from_utf8_lossy(&losetup.stdout).contains(&images.display().to_string()), "a loop device was left");
+}
+
+#[test]
+fn a_run_that_fails_again_on_resume_is_not_sent_back_to_resume() {
+    let work = disk_tempdir();
+    let state = tempfile::tempdir().unwrap();
+    // A run phase with nothing that loads its store fails every time.
+    let exp = write_exp(
+        work.path(),
+        &format!(
+            "name = \"noload\"\n[[target]]\nlabel = \"t\"\ndirectory = \"{}\"\n[[workload]]\nlabel = \"run\"\n\
+             ycsb = \"run fjall -P workloada -p recordcount=100 -p operationcount=100 -p fjall.dir=${{target}}/db\"\n",
+            work.path().display()
+        ),
+    );
+    let out = work.path().join("out");
+    let first = fsbench().env("FSBENCH_STATE_DIR", state.path()).arg("experiment").arg(&exp).arg("--out").arg(&out).output().unwrap();
+    let err = stderr(&first);
+    assert_eq!(first.status.code(), Some(1), "{err}");
+    let last = err.lines().rfind(|l| l.contains("INCOMPLETE")).unwrap_or_else(|| panic!("{err}"));
+    assert!(last.contains("helps a failed run only once its cause"), "a failed run is not promised to finish on resume: {last}");
+
+    let again = fsbench().env("FSBENCH_STATE_DIR", state.path()).arg("experiment").arg("--resume").arg(&out).output().unwrap();
+    let err = stderr(&again);
+    assert_eq!(again.status.code(), Some(1), "{err}");
+    let last = err.lines().rfind(|l| l.contains("INCOMPLETE")).unwrap_or_else(|| panic!("{err}"));
+    assert!(last.contains("t__run__warm__none r1 failed again on this resume as it did before"), "{last}");
+    assert!(last.contains("load first") && last.contains("resuming alone repeats the failure"), "{last}");
+}

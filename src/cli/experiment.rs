@@ -135,11 +135,12 @@ pub fn run_cmd(a: ExperimentArgs) -> i32 {
     }
     if !summary.complete() {
         eprintln!(
-            "fsbench: INCOMPLETE: {} of {} planned runs done; {} FAILED (left out of the statistics), {} not run; finish with: {finish}",
+            "fsbench: INCOMPLETE: {} of {} planned runs done; {} FAILED (left out of the statistics), {} not run; {}",
             summary.done,
             summary.planned,
             summary.failed,
-            summary.not_run()
+            summary.not_run(),
+            resume::hint(&finish, summary.failed, outcome.as_ref().map(|o| o.failed_again.as_slice()).unwrap_or_default())
         );
         return 1;
     }

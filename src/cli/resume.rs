@@ -119,6 +119,31 @@ pub(super) fn command(a: &ExperimentArgs, file: &Path, sets: &[String], out: &Pa
     words.join(" ")
 }
 
+/// What to do about an incomplete experiment, never a command that cannot
+/// help: `--resume` runs what was not run and runs failed ones again, which
+/// finishes them only when what made them fail has changed. Runs that
+/// failed again on this resume say so, with their error, and the command
+/// comes after fixing it.
+pub(super) fn hint(finish: &str, failed: usize, failed_again: &[(String, String)]) -> String {
+    if let Some((run, error)) = failed_again.first() {
+        let others = match failed_again.len() {
+            1 => String::new(),
+            n => format!(" (and {} more)", n - 1),
+        };
+        return format!(
+            "{run}{others} failed again on this resume as it did before ({error}): resuming alone repeats the failure; \
+             fix its cause (report.md lists every failed run's error), then finish with: {finish}"
+        );
+    }
+    if failed > 0 {
+        return format!(
+            "--resume runs what was not run and the failed runs again, which helps a failed run only once its cause \
+             (its error is in report.md) is fixed or was passing: {finish}"
+        );
+    }
+    format!("finish with: {finish}")
+}
+
 /// `s` as one shell word: unchanged when it has nothing the shell reads
 /// specially, else in single quotes.
 fn quote(s: &str) -> String {

@@ -5,14 +5,13 @@
 //! Nothing here checks whether a device may be formatted; target.rs does
 //! that before calling in.
 
+use crate::host::filesystems::{kernel_release, kernel_support, KernelFs};
 use crate::host::mountinfo::read_mountinfo;
+use crate::model::environment::MANAGED_FS;
 use std::io::Read;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-/// File systems fsbench knows how to make.
-pub const KNOWN_FS: &[&str] = &["ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "nilfs2", "jfs", "vfat"];
 
 /// The Debian package with `mkfs.<fs>`.
 pub fn package_for(fs: &str) -> Option<&'static str> {
@@ -64,7 +63,7 @@ pub fn mkfs_command(program: &Path, fs: &str, options: &[String], device: &Path)
 /// Check that `fs` is a sensible file system name and find its mkfs.
 pub fn find_mkfs(fs: &str) -> Result<PathBuf, String> {
     if fs.is_empty() || !fs.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.') {
-        return Err(format!("'{fs}' is not a file system name; expected one of {}", KNOWN_FS.join(", ")));
+        return Err(format!("'{fs}' is not a file system name; expected one of {}", MANAGED_FS.join(", ")));
     }
     let prog = format!("mkfs.{fs}");
     if let Some(p) = find_program(&prog) {
@@ -72,8 +71,25 @@ pub fn find_mkfs(fs: &str) -> Result<PathBuf, String> {
     }
     Err(match package_for(fs) {
         Some(pkg) => format!("{prog} is not installed; install the {pkg} package (apt-get install {pkg})"),
-        None => format!("unknown file system '{fs}': there is no {prog} on this system; expected one of {}", KNOWN_FS.join(", ")),
+        None => format!("unknown file system '{fs}': there is no {prog} on this system; expected one of {}", MANAGED_FS.join(", ")),
     })
+}
+
+/// That `fs` can be made and mounted here, before anything is created: its
+/// mkfs is installed and the running kernel has it, or would load its
+/// module at mount (see `host::filesystems::kernel_support`). Otherwise why
+/// not, both halves told, so one message says all that is missing.
+pub fn check_fs(fs: &str) -> Result<PathBuf, String> {
+    let mkfs = find_mkfs(fs);
+    let KernelFs::Missing(why) = kernel_support(fs) else { return mkfs };
+    let tool = match &mkfs {
+        Ok(p) => format!("{} is installed", p.display()),
+        Err(e) => e.clone(),
+    };
+    Err(format!(
+        "{fs}: the running kernel ({}) has no {fs} file system ({why}); {tool}. Run on a kernel with {fs}, or choose another file system",
+        kernel_release()
+    ))
 }
 
 /// Run mkfs; the command line is returned for the record.
@@ -216,7 +232,7 @@ mod tests {
         let e = find_mkfs("../../bin/sh").unwrap_err();
         assert!(e.contains("not a file system name"), "{e}");
         // Every known fs either has its mkfs or names its package.
-        for fs in KNOWN_FS {
+        for fs in MANAGED_FS {
             if let Err(e) = find_mkfs(fs) {
                 assert!(e.contains(package_for(fs).unwrap()), "{e}");
             }

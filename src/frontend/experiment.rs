@@ -37,7 +37,7 @@
 use crate::frontend::environment::{parse_background_choice, parse_cache};
 use crate::frontend::FRONTENDS;
 use crate::model::environment::TraceSpec;
-use crate::model::environment::{CacheScenario, DeviceSource, TargetSpec};
+use crate::model::environment::{CacheScenario, DeviceSource, TargetSpec, MANAGED_FS};
 pub use crate::model::experiment::{BackgroundChoice, Experiment, MatrixWorkload, Target};
 use crate::units::parse_size;
 use serde::Deserialize;
@@ -333,9 +333,8 @@ fn target(loc: &Locator, t: &RawTarget, params: &BTreeMap<String, String>) -> Re
         TargetSpec::Device(PathBuf::from(d.get_ref()))
     } else {
         let fs = t.fs.as_ref().expect("counted above");
-        const KNOWN: &[&str] = &["ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "nilfs2", "jfs", "vfat"];
-        if !KNOWN.contains(&fs.get_ref().as_str()) {
-            return Err(loc.span(fs, "fs", format!("expected one of {}, got '{}'", KNOWN.join(", "), fs.get_ref())));
+        if !MANAGED_FS.contains(&fs.get_ref().as_str()) {
+            return Err(loc.span(fs, "fs", unmanaged_fs(fs.get_ref())));
         }
         let sources = [t.loop_dev.is_some(), t.zram.is_some(), t.blockdev.is_some()].iter().filter(|&&b| b).count();
         if sources != 1 {
@@ -349,6 +348,23 @@ fn target(loc: &Locator, t: &RawTarget, params: &BTreeMap<String, String>) -> Re
         TargetSpec::Managed { fs: fs.get_ref().clone(), mkfs_options: t.mkfs.clone(), mount_options: t.mount.clone(), device }
     };
     Ok(Target { label, spec })
+}
+
+/// Why `fs` cannot be a managed target's file system: fsbench formats only
+/// those whose mkfs it runs unattended; and, when the running kernel lacks
+/// it too, that as well (reiserfs, which Linux 6.13 dropped).
+fn unmanaged_fs(fs: &str) -> String {
+    let mut m = format!(
+        "expected one of {}, got '{fs}': fsbench formats only these file systems (it knows how to run their mkfs unattended)",
+        MANAGED_FS.join(", ")
+    );
+    if let crate::host::filesystems::KernelFs::Missing(why) = crate::host::filesystems::kernel_support(fs) {
+        m.push_str(&format!(
+            ", and the running kernel ({}) has no {fs} file system either ({why})",
+            crate::host::filesystems::kernel_release()
+        ));
+    }
+    m
 }
 
 /// The device under a target: its loop, zram or blockdev key (the caller

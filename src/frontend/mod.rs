@@ -9,6 +9,7 @@
 //! keys come from it, so a new family is a folder here plus one line there.
 
 pub mod bonnie;
+pub mod confine;
 pub mod environment;
 pub mod experiment;
 pub mod filebench;

@@ -133,6 +133,10 @@ pub struct Session {
     /// A `set location` has been given (otherwise the current directory is
     /// implied, and `show` prints it by name).
     explicit_locations: bool,
+    /// `set location` checks the directory now (Postmark's own behaviour,
+    /// relative to the current directory); an experiment's locations are in
+    /// a target that is not up yet, and checked there when the run starts.
+    check_locations: bool,
 }
 
 impl Default for Session {
@@ -219,7 +223,13 @@ fn read_text(path: &Path) -> Result<String, String> {
 impl Session {
     /// Postmark's start-up configuration, nothing to read yet.
     pub fn new() -> Session {
-        Session { plan: PostmarkPlan::default(), frames: Vec::new(), explicit_locations: false }
+        Session { plan: PostmarkPlan::default(), frames: Vec::new(), explicit_locations: false, check_locations: true }
+    }
+
+    /// A session whose `set location` does not look at the directory: it is
+    /// relative to a target that is not set up yet.
+    pub fn in_target() -> Session {
+        Session { check_locations: false, ..Session::new() }
     }
 
     /// The configuration as set so far.
@@ -481,7 +491,9 @@ impl Session {
         };
         no_more(here, w, 4, "set location DIR [WEIGHT]")?;
         let path = PathBuf::from(name);
-        check_dir(&path).map_err(|m| here.err(dir.col, format!("location '{name}' {m}")))?;
+        if self.check_locations {
+            check_dir(&path).map_err(|m| here.err(dir.col, format!("location '{name}' {m}")))?;
+        }
         let loc = Location { path, weight };
         if add && self.explicit_locations {
             self.plan.locations.push(loc);

@@ -123,34 +123,39 @@ pub fn merge_mount_options(per_mount: &str, super_opts: &str) -> String {
     out.join(",")
 }
 
-/// Make `path` absolute and resolve symlinks as far as it exists; the
-/// missing tail is appended lexically.
+/// Make `path` absolute and resolve it as the kernel would as far as it
+/// exists: component by component, each symlink followed and each `..`
+/// taken from where the path really is by then. What does not exist yet is
+/// kept lexically, and a `..` after it drops it (`/t/new/../../etc` is
+/// `/etc`, which is where `mkdir -p` would go), so nothing a caller then
+/// creates can land outside a prefix this says it is under.
 pub fn canonical_or_nearest(path: &Path) -> PathBuf {
+    use std::path::Component;
     let abs =
         if path.is_absolute() { path.to_path_buf() } else { std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")).join(path) };
     if let Ok(c) = std::fs::canonicalize(&abs) {
         return c;
     }
-    let mut tail: Vec<OsString> = Vec::new();
-    let mut cur = abs.as_path();
-    loop {
-        match cur.parent() {
-            Some(parent) => {
-                if let Some(name) = cur.file_name() {
-                    tail.push(name.to_os_string());
-                }
-                if let Ok(c) = std::fs::canonicalize(parent) {
-                    let mut p = c;
-                    for t in tail.iter().rev() {
-                        p.push(t);
-                    }
-                    return p;
-                }
-                cur = parent;
+    let mut out = PathBuf::from("/");
+    for c in abs.components() {
+        match c {
+            Component::Prefix(_) | Component::RootDir => out = PathBuf::from("/"),
+            Component::CurDir => {}
+            // `out` holds no symlink and no `..`: its parent is the real one.
+            Component::ParentDir => {
+                out.pop();
             }
-            None => return abs,
+            Component::Normal(name) => {
+                out.push(name);
+                // A symlink here is followed; a missing name (or one that
+                // cannot be resolved) stays as written.
+                if let Ok(real) = std::fs::canonicalize(&out) {
+                    out = real;
+                }
+            }
         }
     }
+    out
 }
 
 /// The mount holding `path` among `mounts`: longest mount-point prefix
@@ -187,6 +192,24 @@ pub fn mount_for_path(path: &Path) -> Option<MountEntry> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn canonical_or_nearest_follows_symlinks_and_dotdot_past_missing_names() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        std::fs::create_dir(root.join("t")).unwrap();
+        std::os::unix::fs::symlink("/etc", root.join("t/out")).unwrap();
+        let t = root.join("t");
+        assert_eq!(canonical_or_nearest(&t.join("new/deeper")), t.join("new/deeper"));
+        // `new` does not exist: `new/../..` leaves t, as mkdir -p would.
+        assert_eq!(canonical_or_nearest(&t.join("new/../../x")), root.join("x"));
+        assert_eq!(canonical_or_nearest(&t.join("new/../new2/./y")), t.join("new2/y"));
+        // A symlink is followed, also below a missing name's `..`.
+        let etc = Path::new("/etc").canonicalize().unwrap();
+        assert_eq!(canonical_or_nearest(&t.join("out/nonexistent-x")), etc.join("nonexistent-x"));
+        assert_eq!(canonical_or_nearest(&t.join("new/../out/nonexistent-x")), etc.join("nonexistent-x"));
+        assert_eq!(canonical_or_nearest(Path::new("/")), PathBuf::from("/"));
+    }
 
     #[test]
     fn mountinfo_plain_line() {

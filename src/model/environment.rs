@@ -43,7 +43,7 @@ pub enum TargetSpec {
     ManagedDevice(DeviceSource),
     /// mkfs + mount on a device fsbench creates or the user names.
     Managed {
-        /// File system type: ext2, ext3, ext4, xfs, btrfs, f2fs, nilfs2, jfs, vfat.
+        /// File system type, one of `MANAGED_FS`.
         fs: String,
         /// Extra mkfs arguments, e.g. ["-O", "^has_journal"].
         mkfs_options: Vec<String>,
@@ -52,6 +52,10 @@ pub enum TargetSpec {
         device: DeviceSource,
     },
 }
+
+/// The file systems a managed target can have: those whose mkfs fsbench
+/// knows how to run unattended (`environment::mkfs`'s flags for each).
+pub const MANAGED_FS: &[&str] = &["ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "nilfs2", "jfs", "vfat"];
 
 /// The page-cache state a run starts from (see `crate::environment::cache`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -347,6 +347,26 @@ fn secs_opt<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S
 }
 
 impl JobSpec {
+    /// The paths clone `clone` uses: the names given, else fio's
+    /// `filename_format` (default `$jobname.$jobnum.$filenum`) in `directory`.
+    pub fn file_paths(&self, clone: u32) -> Vec<PathBuf> {
+        if !self.filenames.is_empty() {
+            return self.filenames.clone();
+        }
+        let dir = self.directory.clone().unwrap_or_else(|| PathBuf::from("."));
+        let format = self.misc.filename_format.as_deref().unwrap_or("$jobname.$jobnum.$filenum");
+        (0..self.nrfiles)
+            .map(|n| {
+                let name = format
+                    .replace("$jobname", &self.name)
+                    .replace("$jobnum", &clone.to_string())
+                    .replace("$filenum", &n.to_string())
+                    .replace("$clientuid", "0");
+                dir.join(name)
+            })
+            .collect()
+    }
+
     /// fio's defaults for a job with the given name.
     pub fn new(name: &str) -> JobSpec {
         JobSpec {

@@ -38,6 +38,16 @@ pub trait Shape {
     /// It allocates blocks during the run (writes new, growing or sparse
     /// files), so block-allocation settings can change its result.
     fn allocates(&self) -> bool;
+    /// Data it starts from that an earlier workload must leave, by where the
+    /// data lives: a YCSB run phase reads the records a load inserted.
+    fn reads_earlier_data(&self) -> Option<PathBuf> {
+        None
+    }
+    /// Data it leaves for later workloads to read, by where it lives (a
+    /// YCSB load phase's records).
+    fn leaves_data(&self) -> Option<PathBuf> {
+        None
+    }
 }
 
 /// Declares the shapes: the `Workload` enum and its `Shape` dispatch.

@@ -239,4 +239,11 @@ impl super::Shape for YcsbPlan {
         let p = &self.proportions;
         self.phase == Phase::Load || p.insert > 0.0 || p.update > 0.0 || p.read_modify_write > 0.0
     }
+    /// A run phase refuses an empty store: it needs a load's records.
+    fn reads_earlier_data(&self) -> Option<PathBuf> {
+        self.store.dir.clone().filter(|_| self.phase == Phase::Run)
+    }
+    fn leaves_data(&self) -> Option<PathBuf> {
+        self.store.dir.clone().filter(|_| self.phase == Phase::Load)
+    }
 }

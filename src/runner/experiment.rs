@@ -85,6 +85,12 @@ pub fn matrix(exp: &Experiment, target: &str) -> Vec<Planned> {
     v
 }
 
+/// Where run `p` comes in its target's `matrix`.
+fn position(exp: &Experiment, p: &Planned) -> usize {
+    let (caches, backgrounds, repeats) = (exp.caches.len(), exp.backgrounds.len(), exp.repeat as usize);
+    ((p.workload * caches + p.cache) * backgrounds + p.background) * repeats + (p.repeat as usize - 1)
+}
+
 pub fn run_file_name(cell: &Cell, repeat: u32) -> String {
     format!("{}__r{repeat}.json", cell.key())
 }
@@ -185,22 +191,31 @@ pub fn preflight(exp: &Experiment, allow_device: bool, allow_uncontrolled: bool)
     }
 }
 
-/// Run every run not yet on disk (with `resume`, failed ones again). Returns
-/// the number of runs written now, failed ones included.
-pub fn run(exp: &Experiment, opts: &ExperimentOptions) -> Result<usize, WriteError> {
+/// What running the matrix did.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Runs written now, failed ones included.
+    pub written: usize,
+    /// Runs that had failed before this `--resume` and failed again (cell
+    /// and repeat, and the error): resuming once more would only repeat them.
+    pub failed_again: Vec<(String, String)>,
+}
+
+/// Run every run not yet on disk (with `resume`, failed ones again).
+pub fn run(exp: &Experiment, opts: &ExperimentOptions) -> Result<Outcome, WriteError> {
     let runs_dir = opts.out.join("runs");
     std::fs::create_dir_all(&runs_dir).map_err(|e| WriteError(format!("cannot create {}: {e}", runs_dir.display())))?;
     let total: usize = exp.targets.len() * matrix(exp, "x").len();
     let meter = Arc::new(Meter::default());
     opts.events.measuring("experiment", &Expected { ops: total as u64, ..Default::default() }, meter.clone());
-    let mut progress = Progress { exp, opts, runs_dir, total, meter, index: 0, written: 0, failed: false };
-    let outcome = progress.run_targets();
+    let mut progress = Progress { exp, opts, runs_dir, total, meter, index: 0, outcome: Outcome::default(), failed: false };
+    let result = progress.run_targets();
     opts.events.measured();
-    outcome.map(|_| progress.written)
+    result.map(|_| progress.outcome)
 }
 
-/// Where the experiment is: runs counted so far (done ones included), runs
-/// written now, and whether one failed.
+/// Where the experiment is: runs counted so far (done ones included), what
+/// was done now, and whether a run failed.
 struct Progress<'a> {
     exp: &'a Experiment,
     opts: &'a ExperimentOptions,
@@ -208,8 +223,54 @@ struct Progress<'a> {
     total: usize,
     meter: Arc<Meter>,
     index: usize,
-    written: usize,
+    outcome: Outcome,
     failed: bool,
+}
+
+/// The data one set-up of a target holds for later workloads (a YCSB
+/// load's store), by directory: what runs on it have left, and what was
+/// rebuilt for a resumed experiment (or why the rebuild failed, which the
+/// runs that read it fail with).
+#[derive(Default)]
+struct DataOnTarget {
+    left: Vec<PathBuf>,
+    rebuilt: Vec<(PathBuf, Result<Rebuilt, String>)>,
+}
+
+/// A run made again to rebuild data: which, and where its record is.
+struct Rebuilt {
+    run: Planned,
+    file: String,
+}
+
+impl Rebuilt {
+    /// What a run `p` that reads the rebuilt data `dir` says about it.
+    fn note(&self, exp: &Experiment, dir: &Path, p: &Planned) -> String {
+        let load = &exp.workloads[self.run.workload].label;
+        let between = position(exp, p).saturating_sub(position(exp, &self.run) + 1);
+        let not_redone = match between {
+            0 => String::new(),
+            n => format!("; what the {n} runs between them in the experiment's order changed in it (updates, inserts) was not redone"),
+        };
+        format!(
+            "resumed on a new set-up of the target: the data in {} was rebuilt by running workload '{load}' again \
+             ({} r{}, kept in rebuilds/{}, in no statistic){not_redone}",
+            dir.display(),
+            self.run.cell.key(),
+            self.run.repeat,
+            self.file
+        )
+    }
+}
+
+/// Whether the run that needed data can go on after `rebuild_for`.
+enum Rebuild {
+    /// Its data is there (or it reads none, or nothing earlier makes it).
+    Ready,
+    /// The run that rebuilds it failed: the dependent run fails with this.
+    Failed(String),
+    /// Stopped while rebuilding.
+    Interrupted,
 }
 
 impl Progress<'_> {
@@ -244,15 +305,30 @@ impl Progress<'_> {
                     continue;
                 }
             };
+            let mut data = DataOnTarget::default();
             for p in todo {
                 if self.stopping() {
                     break;
                 }
-                let record = run_one(exp, t, &mut active, &p, opts);
+                let (reads, leaves) = data_use(exp, t, &active, p.workload);
+                let mut record = match self.rebuild_for(t, &mut active, &p, reads.as_deref(), &mut data)? {
+                    Rebuild::Interrupted => break,
+                    Rebuild::Failed(error) => failed_run(exp, &p, active.info.clone(), &error),
+                    Rebuild::Ready => run_one(exp, t, &mut active, &p, opts),
+                };
+                data.left.extend(leaves);
                 if record.result.partial || (record.result.failed.is_some() && opts.stop.load(Ordering::Relaxed)) {
                     // An interrupted run is not a result, nor a failure.
                     opts.events.note(&format!("[{}/{}] {} — interrupted, not saved", self.index + 1, self.total, one_line(&record)));
                     break;
+                }
+                if let Some((dir, Ok(rebuilt))) = data.rebuilt.iter().find(|(d, _)| Some(d) == reads.as_ref()) {
+                    record.result.warnings.push(rebuilt.note(exp, dir, &p));
+                }
+                // Only a failed run of an earlier attempt is on disk among the runs to do.
+                let failed_before = self.runs_dir.join(run_file_name(&p.cell, p.repeat)).exists();
+                if let (true, Some(e)) = (failed_before, &record.result.failed) {
+                    self.outcome.failed_again.push((format!("{} r{}", p.cell.key(), p.repeat), e.clone()));
                 }
                 self.save(&p.cell, p.repeat, record)?;
             }
@@ -260,6 +336,80 @@ impl Progress<'_> {
             drop(active);
         }
         Ok(())
+    }
+
+    /// Before run `p`, which reads the data in `reads` that an earlier
+    /// workload leaves (a YCSB run phase reads its load's records): when no
+    /// run on this set-up of the target has left it, which happens when
+    /// `--resume` sets a target up anew after its load ran on the file
+    /// system (or directory) that was torn down, run the nearest earlier
+    /// workload that leaves it again first (once per set-up and data).
+    ///
+    /// Re-running the load is the honest way to get the data back, rather
+    /// than keeping the image of a killed run for the next one: a file
+    /// system or store killed mid-run holds whatever reached the disk by
+    /// then (a store without synced writes loses its last ones, a file
+    /// system replays its journal), which no one measured and nothing
+    /// records; a load run again writes a known data set the same way the
+    /// first did. The re-run is not one of the experiment's runs: it is
+    /// written to `rebuilds/` (for inspection), no statistic includes it,
+    /// and every run that reads the rebuilt data says so in its warnings,
+    /// since what workloads between the load and it changed in the data
+    /// (updates, inserts) is not redone.
+    fn rebuild_for(
+        &mut self,
+        t: &Target,
+        active: &mut ActiveTarget,
+        p: &Planned,
+        reads: Option<&Path>,
+        data: &mut DataOnTarget,
+    ) -> Result<Rebuild, WriteError> {
+        let exp = self.exp;
+        let Some(dir) = reads else { return Ok(Rebuild::Ready) };
+        match data.rebuilt.iter().find(|(d, _)| d == dir) {
+            Some((_, Err(e))) => return Ok(Rebuild::Failed(e.clone())),
+            Some((_, Ok(_))) => return Ok(Rebuild::Ready),
+            None if data.left.iter().any(|l| l == dir) => return Ok(Rebuild::Ready),
+            None => {}
+        }
+        let maker = (0..p.workload).rev().find(|&wi| data_use(exp, t, active, wi).1.as_deref() == Some(dir));
+        // Its last run in the matrix with the same cache and background: the
+        // one whose data the uninterrupted experiment would have read.
+        let Some(load) = maker.and_then(|wi| {
+            matrix(exp, &t.label)
+                .into_iter()
+                .find(|q| q.workload == wi && q.cache == p.cache && q.background == p.background && q.repeat == exp.repeat)
+        }) else {
+            return Ok(Rebuild::Ready);
+        };
+        let record = run_one(exp, t, active, &load, self.opts);
+        if record.result.partial || (record.result.failed.is_some() && self.opts.stop.load(Ordering::Relaxed)) {
+            self.opts.events.note(&format!("{} — rebuilding {}, interrupted", one_line(&record), dir.display()));
+            return Ok(Rebuild::Interrupted);
+        }
+        let dir_out = self.opts.out.join("rebuilds");
+        std::fs::create_dir_all(&dir_out).map_err(|e| WriteError(format!("cannot create {}: {e}", dir_out.display())))?;
+        let name = format!("{}__r{}-{}.json", load.cell.key(), load.repeat, record.result.started_unix);
+        let text = serde_json::to_string_pretty(&record).map_err(|e| WriteError(e.to_string()))?;
+        write_atomically(&dir_out.join(&name), &text).map_err(WriteError)?;
+        let load_label = &exp.workloads[load.workload].label;
+        if let Some(e) = &record.result.failed {
+            self.opts.events.note(&format!("{} — rebuilding {} FAILED: {e}", one_line(&record), dir.display()));
+            let why = format!(
+                "it reads the data workload '{load_label}' leaves in {}, which this set-up of the target did not have (resumed); \
+                 running '{load_label}' again to rebuild it failed (rebuilds/{name}): {e}",
+                dir.display()
+            );
+            data.rebuilt.push((dir.to_path_buf(), Err(why.clone())));
+            return Ok(Rebuild::Failed(why));
+        }
+        self.opts.events.note(&format!(
+            "{} — run again, not counted: it rebuilds {} for the runs that read it",
+            one_line(&record),
+            dir.display()
+        ));
+        data.rebuilt.push((dir.to_path_buf(), Ok(Rebuilt { run: load, file: name })));
+        Ok(Rebuild::Ready)
     }
 
     /// Write a finished (or failed) run and show it.
@@ -272,7 +422,7 @@ impl Progress<'_> {
         }
         let text = serde_json::to_string_pretty(&record).map_err(|e| WriteError(e.to_string()))?;
         write_atomically(&self.runs_dir.join(run_file_name(cell, repeat)), &text).map_err(WriteError)?;
-        self.written += 1;
+        self.outcome.written += 1;
         self.meter.ops.store(self.index as u64, Ordering::Relaxed);
         self.opts.events.note(&format!("[{}/{}] {line}", self.index, self.total));
         Ok(())
@@ -329,6 +479,17 @@ fn run_one(exp: &Experiment, t: &Target, active: &mut ActiveTarget, p: &Planned,
     match run_cell(&plan, env, &run_opts) {
         Ok(cell) => saved_run(exp, p, active.info.clone(), cell),
         Err(e) => failed_run(exp, p, active.info.clone(), &e.to_string()),
+    }
+}
+
+/// What workload `wi` reads that an earlier one leaves, and what it leaves
+/// for later ones (see `Shape::reads_earlier_data`), as planned on `active`;
+/// nothing when it cannot be planned (its run fails and says why).
+fn data_use(exp: &Experiment, t: &Target, active: &ActiveTarget, wi: usize) -> (Option<PathBuf>, Option<PathBuf>) {
+    let at = Placement { target: active.path.clone(), is_device: is_raw(&t.spec), params: &exp.params };
+    match exp.workloads[wi].recipe.plan(&at) {
+        Ok(l) => (l.plan.workload.shape().reads_earlier_data(), l.plan.workload.shape().leaves_data()),
+        Err(_) => (None, None),
     }
 }
 

@@ -5,6 +5,7 @@
 //! unless `-d` says otherwise.
 
 use super::{parse, BonnieError, HostFacts, Invocation};
+use crate::frontend::confine::in_target;
 use crate::frontend::experiment::{expand, ExperimentError, WorkloadDef};
 use crate::frontend::{input_error, print_only, Frontend, FrontendError, Session, Step};
 use crate::model::bonnie::BonniePlan;
@@ -110,11 +111,7 @@ impl Recipe for BonnieRecipe {
         let words = self.words.iter().map(|w| expand(w, at.params, Some(&at.target))).collect::<Result<Vec<_>, _>>().map_err(error)?;
         let given_dir = words.iter().any(|w| w.starts_with("-d"));
         let (mut plan, notes) = self.check(&words).map_err(error)?;
-        if !given_dir {
-            plan.dir = at.target.clone();
-        } else if plan.dir.is_relative() {
-            plan.dir = at.target.join(&plan.dir);
-        }
+        plan.dir = if given_dir { in_target(at, "-d ", &plan.dir).map_err(error)? } else { at.target.clone() };
         Ok(lowered(plan, notes))
     }
 }

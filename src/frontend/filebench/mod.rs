@@ -7,6 +7,7 @@
 pub mod personalities;
 pub mod wml;
 
+use crate::frontend::confine::in_target;
 use crate::frontend::experiment::{expand, runtime_seconds, ExperimentError, WorkloadDef};
 use crate::frontend::{input_error, one_run, print_only, Frontend, FrontendError, Preset, Session, Step};
 use crate::model::job::BufferContent;
@@ -234,8 +235,9 @@ struct FilebenchRecipe {
 }
 
 impl Recipe for FilebenchRecipe {
-    /// `$dir` is the target unless the workload sets it; a raw device has
-    /// no directory for filesets.
+    /// `$dir` is the target unless the workload sets it (to a place in the
+    /// target: every fileset's path is); a raw device has no directory for
+    /// filesets.
     fn plan(&self, at: &Placement) -> Result<Lowered, RecipeError> {
         let err = |message: String| RecipeError { workload: self.label.clone(), message };
         if at.is_device {
@@ -252,7 +254,14 @@ impl Recipe for FilebenchRecipe {
             Some(r) => Some(runtime_seconds(&expand(r, at.params, Some(&at.target)).map_err(err)?).map_err(err)?),
             None => None,
         };
-        lower(&self.source, &WmlOptions { sets, runtime_s, ..Default::default() }).map_err(|e| err(e.to_string()))
+        let mut lowered = lower(&self.source, &WmlOptions { sets, runtime_s, ..Default::default() }).map_err(|e| err(e.to_string()))?;
+        if let Workload::Flow(flow) = &mut lowered.plan.workload {
+            // `path=` is usually `$dir`, set by the workload or its `set`.
+            for f in &mut flow.filesets {
+                f.path = in_target(at, &format!("fileset '{}' path=", f.name), &f.path).map_err(err)?;
+            }
+        }
+        Ok(lowered)
     }
 }
 

@@ -2,11 +2,14 @@
 //! `[[workload]] fio = "job.fio", args = [...]`.
 
 use super::{cmdline, ini, parse, FioError, ParseOptions};
+use crate::frontend::confine::in_target;
 use crate::frontend::experiment::{expand, ExperimentError, WorkloadDef};
 use crate::frontend::{input_error, one_run, print_only, Frontend, FrontendError, Session};
+use crate::model::engine::FileUse;
+use crate::model::job::JobSpec;
 use crate::model::recipe::{Lowered, Placement, Recipe, RecipeError};
 use crate::model::{Plan, Workload};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// The layout fio jobs are shown in.
@@ -124,7 +127,7 @@ struct FioRecipe {
 
 impl Recipe for FioRecipe {
     /// The files go to the target (directory, or the device itself) unless
-    /// the workload places them.
+    /// the workload places them, which it may only do inside the target.
     fn plan(&self, at: &Placement) -> Result<Lowered, RecipeError> {
         let err = |message: String| RecipeError { workload: self.label.clone(), message };
         let mut args = Vec::with_capacity(self.args.len() + 1);
@@ -136,7 +139,43 @@ impl Recipe for FioRecipe {
             args.push(format!("{flag}={}", at.target.display()));
         }
         let files: Vec<PathBuf> = self.file.iter().cloned().collect();
-        let parsed = parse(&files, &args, &ParseOptions::default()).map_err(|e| err(e.to_string()))?;
+        let mut parsed = parse(&files, &args, &ParseOptions::default()).map_err(|e| err(e.to_string()))?;
+        for job in &mut parsed.jobs {
+            keep_in_target(job, at).map_err(err)?;
+        }
         Ok(Lowered { plan: Plan::new(Workload::Jobs(parsed.jobs), LAYOUT), warnings: parsed.warnings })
     }
+}
+
+/// A job's files in the target, wherever the job file or the arguments put
+/// them: `directory=`, each `filename=`, the donor file, and the names
+/// `filename_format` (or the job's name) makes in the directory. A job
+/// whose engine opens no file (null, cpuio, exec, net) names none.
+fn keep_in_target(job: &mut JobSpec, at: &Placement) -> Result<(), String> {
+    if crate::model::engine::find(&job.ioengine).is_some_and(|e| e.caps.diskless || e.caps.files == FileUse::None) {
+        return Ok(());
+    }
+    if let Some(d) = &job.directory {
+        job.directory = Some(in_target(at, "directory=", d)?);
+    }
+    for f in &mut job.filenames {
+        *f = in_target(at, "filename=", f)?;
+    }
+    if let Some(donor) = &job.engine.donorname {
+        job.engine.donorname = Some(in_target(at, "donorname=", Path::new(donor))?.display().to_string());
+    }
+    if job.filenames.is_empty() {
+        if job.directory.is_none() {
+            job.directory = Some(at.target.clone());
+        }
+        // Every clone's and file's name differs from the first only in numbers.
+        if let Some(first) = job.file_paths(0).first() {
+            let option = match &job.misc.filename_format {
+                Some(f) => format!("filename_format={f} puts a file at "),
+                None => format!("job '{}' puts a file at ", job.name),
+            };
+            in_target(at, &option, first)?;
+        }
+    }
+    Ok(())
 }

@@ -5,12 +5,12 @@
 //! managed target before each test.
 
 use super::{check_host, parse, IozoneError};
+use crate::frontend::confine::in_target;
 use crate::frontend::experiment::{expand, ExperimentError, WorkloadDef};
 use crate::frontend::{input_error, one_run, Frontend, FrontendError, Session};
 use crate::model::iozone::IozonePlan;
 use crate::model::recipe::{Lowered, Placement, Recipe, RecipeError};
 use crate::model::{Plan, Workload};
-use std::path::Path;
 use std::sync::Arc;
 
 /// The layout IOzone runs are shown in.
@@ -73,8 +73,8 @@ struct IozoneRecipe {
 }
 
 impl Recipe for IozoneRecipe {
-    /// One run; relative file names (`-f`, `-F`, the defaults) go to the
-    /// target's directory.
+    /// One run; file names (`-f`, `-F`, the defaults) and `-U` are in the
+    /// target (relative ones start there).
     fn plan(&self, at: &Placement) -> Result<Lowered, RecipeError> {
         let error = |e: String| RecipeError { workload: self.label.clone(), message: e };
         if at.is_device {
@@ -82,20 +82,22 @@ impl Recipe for IozoneRecipe {
         }
         let words = self.words.iter().map(|w| expand(w, at.params, Some(&at.target))).collect::<Result<Vec<_>, _>>().map_err(error)?;
         let mut plan = parse(&words).map_err(|e: IozoneError| error(e.to_string()))?;
+        if let Some(mp) = &plan.remount {
+            plan.remount = Some(in_target(at, "-U ", mp).map_err(error)?);
+        }
         // `-U ${target}` names the file system the experiment mounts itself,
         // which is not mounted yet when every workload is checked before the
         // run (against a stand-in directory): the remount checks it then.
         if plan.remount.as_deref() != Some(at.target.as_path()) {
             check_host(&plan).map_err(|e| error(e.to_string()))?;
         }
-        let place = |p: &Path| if p.is_relative() { at.target.join(p) } else { p.to_path_buf() };
-        plan.file = place(&plan.file);
+        plan.file = in_target(at, "-f ", &plan.file).map_err(error)?;
         if let Some(t) = plan.throughput.as_mut() {
             if t.files.is_empty() {
                 let most = t.children.iter().copied().max().unwrap_or(1);
                 t.files = (0..most).map(|i| at.target.join(format!("iozone.DUMMY.{i}"))).collect();
             } else {
-                t.files = t.files.iter().map(|f| place(f)).collect();
+                t.files = t.files.iter().map(|f| in_target(at, "-F ", f)).collect::<Result<_, _>>().map_err(error)?;
             }
         }
         Ok(lowered(plan))

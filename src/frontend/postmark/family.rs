@@ -6,6 +6,7 @@
 //! "set transactions 5000"]` is one run in the target's directory.
 
 use super::{PostmarkError, Session, Step as PmStep, COMMAND_LINE, STDIN};
+use crate::frontend::confine::in_target;
 use crate::frontend::experiment::{expand, ExperimentError, WorkloadDef};
 use crate::frontend::{input_error, Frontend, FrontendError, Step};
 use crate::model::postmark::PostmarkPlan;
@@ -126,11 +127,11 @@ impl Frontend for Postmark {
             }
         };
         let recipe = PostmarkRecipe { label: w.label.clone(), source, text };
-        // Without `${…}` the commands can be checked now (locations aside,
-        // which may not exist before the target is up).
+        // Without `${…}` the commands can be checked now; where the
+        // locations are is checked per target (everything is inside `/`).
         if !recipe.text.contains("${") {
             let dummy = std::collections::BTreeMap::new();
-            let at = Placement { target: std::env::temp_dir(), is_device: false, params: &dummy };
+            let at = Placement { target: "/".into(), is_device: false, params: &dummy };
             recipe.plan(&at).map_err(|e| w.error("postmark", e.message))?;
         }
         Ok(Arc::new(recipe))
@@ -148,14 +149,14 @@ struct PostmarkRecipe {
 
 impl Recipe for PostmarkRecipe {
     /// One run: the configuration after the commands (at most one `run`),
-    /// in the target's directory unless the commands set a location.
+    /// in the target's directory unless the commands set a location in it.
     fn plan(&self, at: &Placement) -> Result<Lowered, RecipeError> {
         let err = |message: String| RecipeError { workload: self.label.clone(), message };
         if at.is_device {
             return Err(err("Postmark needs a directory or a managed file system, not a raw device".into()));
         }
         let text = expand(&self.text, at.params, Some(&at.target)).map_err(err)?;
-        let mut session = Session::new();
+        let mut session = Session::in_target();
         session.push_text(&self.source, 1, &text);
         let mut runs = Vec::new();
         while let Some(step) = session.next_step() {
@@ -171,6 +172,9 @@ impl Recipe for PostmarkRecipe {
         let mut plan = runs.pop().unwrap_or_else(|| session.plan().clone());
         if plan.locations == PostmarkPlan::default().locations {
             plan.locations[0].path = at.target.clone();
+        }
+        for l in &mut plan.locations {
+            l.path = in_target(at, "set location ", &l.path).map_err(err)?;
         }
         Ok(lowered(plan))
     }

@@ -2,9 +2,10 @@
 //! rocksdb.dir=/mnt/db` takes YCSB's own flags (fsbench's start with
 //! `--`). In an experiment, `[[workload]] ycsb = "run rocksdb -P workloadc"`
 //! (or an array of words) keeps the store's files in the target's
-//! directory unless `-p <store>.dir` says otherwise.
+//! directory unless `-p <store>.dir` names a place in the target.
 
 use super::{parse, workloads};
+use crate::frontend::confine::in_target;
 use crate::frontend::experiment::{expand, ExperimentError, WorkloadDef};
 use crate::frontend::{input_error, one_run, Frontend, FrontendError, Session};
 use crate::model::recipe::{Lowered, Placement, Recipe, RecipeError};
@@ -75,9 +76,8 @@ impl Recipe for YcsbRecipe {
         let words = self.words.iter().map(|w| expand(w, at.params, Some(&at.target))).collect::<Result<Vec<_>, _>>().map_err(error)?;
         let mut parsed = parse(&words, Some(&at.target)).map_err(|e| error(e.to_string()))?;
         if let Some(d) = &parsed.plan.store.dir {
-            if d.is_relative() {
-                parsed.plan.store.dir = Some(at.target.join(d));
-            }
+            let prefix = crate::model::store::find(&parsed.plan.store.name).map_or("", |s| s.prefix);
+            parsed.plan.store.dir = Some(in_target(at, &format!("-p {prefix}dir="), d).map_err(error)?);
         }
         Ok(lowered(parsed.plan, parsed.warnings))
     }

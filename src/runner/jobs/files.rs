@@ -90,26 +90,6 @@ impl Ledger {
     }
 }
 
-/// The paths clone `clone` of `spec` uses: the names given, else fio's
-/// `filename_format` (default `$jobname.$jobnum.$filenum`) in `directory`.
-pub fn paths(spec: &JobSpec, clone: u32) -> Vec<PathBuf> {
-    if !spec.filenames.is_empty() {
-        return spec.filenames.clone();
-    }
-    let dir = spec.directory.clone().unwrap_or_else(|| PathBuf::from("."));
-    let format = spec.misc.filename_format.as_deref().unwrap_or("$jobname.$jobnum.$filenum");
-    (0..spec.nrfiles)
-        .map(|n| {
-            let name = format
-                .replace("$jobname", &spec.name)
-                .replace("$jobnum", &clone.to_string())
-                .replace("$filenum", &n.to_string())
-                .replace("$clientuid", "0");
-            dir.join(name)
-        })
-        .collect()
-}
-
 /// Is `path` a character device (/dev/null, /dev/zero)?
 pub fn is_char_device(path: &Path) -> bool {
     use std::os::unix::fs::FileTypeExt;
@@ -172,7 +152,7 @@ pub fn space_needs(jobs: &[JobSpec]) -> Vec<Need> {
         }
         let gran = granularity(spec);
         for clone in 0..spec.numjobs {
-            let paths = paths(spec, clone);
+            let paths = spec.file_paths(clone);
             let sizes = file_sizes(spec, clone, paths.len());
             for (path, size) in paths.into_iter().zip(sizes) {
                 let Some(size) = size else { continue };
@@ -199,7 +179,7 @@ pub fn prepare(spec: &JobSpec, clone: u32, allow_device: bool, ledger: &mut Ledg
     if uses == FileUse::None {
         return Ok(vec![no_file(spec, clone)]);
     }
-    let paths = paths(spec, clone);
+    let paths = spec.file_paths(clone);
     let sizes = file_sizes(spec, clone, paths.len());
     let gran = granularity(spec);
     let start = start_offset(spec, clone);

@@ -115,7 +115,7 @@ pub fn warnings_for(spec: &JobSpec) -> Vec<String> {
         w.push(format!("job '{name}': direct= and sync= do not apply to ioengine=mmap, which copies through a memory mapping"));
     }
     if spec.rw.reads() && !spec.direct && !info.caps.diskless && !info.caps.mapped {
-        let paths = files::paths(spec, 0);
+        let paths = spec.file_paths(0);
         // A device node lives on devtmpfs, but its data is the device's,
         // and invalidation drops a block device's cached pages like a file's.
         let node = |p: &std::path::Path| files::is_char_device(p) || crate::environment::safety::is_block_device(p);
@@ -185,7 +185,7 @@ fn in_memory_fs(path: &Path) -> Option<String> {
 /// the page cache, measures memory as much as storage.
 fn cache_warning(jobs: &[JobSpec]) -> Option<String> {
     let on_disk =
-        |j: &JobSpec| !files::diskless(j) && files::file_use(j).opened() && !files::paths(j, 0).iter().all(|p| files::is_char_device(p));
+        |j: &JobSpec| !files::diskless(j) && files::file_use(j).opened() && !j.file_paths(0).iter().all(|p| files::is_char_device(p));
     let buffered: Vec<&JobSpec> = jobs.iter().filter(|j| !j.direct && on_disk(j)).collect();
     if buffered.is_empty() {
         return None;
@@ -269,7 +269,7 @@ pub(crate) fn run(jobs: Vec<JobSpec>, opts: &RunOptions, layout: &str) -> Result
 }
 
 fn job_paths(spec: &JobSpec) -> Vec<PathBuf> {
-    (0..spec.numjobs).flat_map(|c| files::paths(spec, c)).collect()
+    (0..spec.numjobs).flat_map(|c| spec.file_paths(c)).collect()
 }
 
 /// A thread's place among those sharing a global dedupe working set, over
