@@ -107,6 +107,20 @@ pub fn main() -> i32 {
     code
 }
 
+/// Check a workload command line (the words after `fsbench`) as `fsbench`
+/// would and lower every step it asks for, running nothing (a
+/// fresh-directory step is planned in `fresh`): how many steps, or the exit
+/// status of the refusal with its reason on stderr. The fuzz tests drive
+/// every family's parsers through this, the path a real command line takes.
+pub fn lower_only(args: &[String], fresh: &std::path::Path) -> Result<usize, i32> {
+    let words = std::iter::once("fsbench".to_string()).chain(args.iter().cloned());
+    let m = command().try_get_matches_from(words).map_err(|e| if e.use_stderr() { 2 } else { 0 })?;
+    match m.subcommand().and_then(|(name, sub)| Some((crate::frontend::find(name)?, sub))) {
+        Some((f, sub)) => workload::lower_only(f, sub, fresh),
+        None => Err(2),
+    }
+}
+
 fn dispatch() -> i32 {
     let matches = match command().try_get_matches() {
         Ok(m) => m,

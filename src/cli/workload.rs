@@ -8,7 +8,7 @@ use super::events::Terminal;
 use super::{emit_doc, exit_code, exporter_for, install_stop_handler, want_progress, CommonArgs, RepeatArgs};
 use crate::environment::target::ActiveTarget;
 use crate::frontend::environment::{parse_background_choice, parse_cache};
-use crate::frontend::{Frontend, Step};
+use crate::frontend::{Frontend, Session, Step};
 use crate::model::experiment::BackgroundChoice;
 use crate::model::recipe::{Lowered, Placement, Recipe};
 use crate::report::export::{DocKind, Document, Formats};
@@ -70,21 +70,33 @@ fn split(args: &[String], own: &Command) -> (Vec<String>, Vec<String>) {
     (mine, rest)
 }
 
-pub fn run(f: &dyn Frontend, m: &ArgMatches) -> i32 {
+/// A workload command line, checked and lowered: all `run` knows before
+/// anything runs.
+struct Prepared {
+    common: CommonArgs,
+    repeat: RepeatArgs,
+    exporter: Formats,
+    env: EnvFlags,
+    session: Session,
+}
+
+/// Check a family's command line and lower it into its steps. Err is the
+/// exit status, its reason already on stderr (0 after `--help`).
+fn prepare(f: &dyn Frontend, m: &ArgMatches) -> Result<Prepared, i32> {
     let name = f.name();
     let (matches, raw) = if f.raw_args() {
         let args: Vec<String> = m.get_many::<String>("args").map(|v| v.cloned().collect()).unwrap_or_default();
         let mut own = with_common_flags(f.command()).bin_name(format!("fsbench {name}")).no_binary_name(true);
         if args.iter().any(|a| a == "--help" || a == "-h") {
             println!("Usage: fsbench {name} [ARGS...] [fsbench flags]\n\n{}\n\n{}", f.reads(), own.render_long_help());
-            return 0;
+            return Err(0);
         }
         let (mine, rest) = split(&f.normalize_args(args), &own);
         match own.try_get_matches_from_mut(mine) {
             Ok(m) => (m, rest),
             Err(e) => {
                 super::fail(format!("fsbench {name}: {e}"));
-                return 2;
+                return Err(2);
             }
         }
     } else {
@@ -94,19 +106,48 @@ pub fn run(f: &dyn Frontend, m: &ArgMatches) -> i32 {
         (Ok(c), Ok(r)) => (c, r),
         (Err(e), _) | (_, Err(e)) => {
             super::fail(format!("fsbench {name}: {e}"));
-            return 2;
+            return Err(2);
         }
     };
-    let (exporter, env) = match check_flags(name, &common, &repeat) {
-        Ok(x) => x,
+    let (exporter, env) = check_flags(name, &common, &repeat)?;
+    let session = f.lower_cli(&matches, &raw).map_err(|e| {
+        super::fail(format!("fsbench {name}: error: {e}"));
+        2
+    })?;
+    Ok(Prepared { common, repeat, exporter, env, session })
+}
+
+/// Everything `run` does before anything runs, for every step the command
+/// line asks for (a fresh-directory step planned in `fresh`): how many
+/// steps it lowered, or the exit status of the first refusal.
+pub(super) fn lower_only(f: &dyn Frontend, m: &ArgMatches, fresh: &std::path::Path) -> Result<usize, i32> {
+    let p = prepare(f, m)?;
+    let mut n = 0;
+    for step in p.session {
+        match step {
+            Err(e) => {
+                super::fail(format!("fsbench {}: error: {e}", f.name()));
+                return Err(2);
+            }
+            Ok(Step::RunInFreshDir { recipe, .. }) => {
+                let at = Placement { target: fresh.to_path_buf(), is_device: false, params: &Default::default() };
+                recipe.plan(&at).map_err(|e| {
+                    super::fail(format!("fsbench {}: error: {e}", f.name()));
+                    2
+                })?;
+            }
+            Ok(Step::Run { .. } | Step::Print { .. }) => {}
+        }
+        n += 1;
+    }
+    Ok(n)
+}
+
+pub fn run(f: &dyn Frontend, m: &ArgMatches) -> i32 {
+    let name = f.name();
+    let Prepared { common, repeat, exporter, env, session } = match prepare(f, m) {
+        Ok(p) => p,
         Err(code) => return code,
-    };
-    let session = match f.lower_cli(&matches, &raw) {
-        Ok(s) => s,
-        Err(e) => {
-            super::fail(format!("fsbench {name}: error: {e}"));
-            return 2;
-        }
     };
     super::cleanup::warn_leftovers();
     let stop = install_stop_handler();

@@ -256,13 +256,14 @@ fn children(flag: &str, v: &str) -> Result<u32, IozoneError> {
     Ok(n as u32)
 }
 
-/// Doubling steps from `lo` to `hi`, both included when on the way.
+/// Doubling steps from `lo` to `hi`, both included when on the way (a `hi`
+/// near u64::MAX ends where doubling would overflow, not in a wrap to 0).
 fn doublings(lo: u64, hi: u64) -> Vec<u64> {
     let mut v = Vec::new();
-    let mut x = lo.max(1);
-    while x <= hi {
-        v.push(x);
-        x *= 2;
+    let mut x = Some(lo.max(1));
+    while let Some(n) = x.filter(|&n| n <= hi) {
+        v.push(n);
+        x = n.checked_mul(2);
     }
     v
 }
