@@ -83,7 +83,7 @@ pub fn run(a: QuickArgs) -> i32 {
     };
     // On record, so a killed run's 1 GiB file is found by `fsbench cleanup`;
     // the registry runs it (a no-op after the TempDir's own removal) at exit.
-    let _on_record = crate::environment::cleanup::register(crate::environment::cleanup::Action::RemoveDir(tmp.path().to_path_buf()));
+    let _on_record = crate::environment::cleanup::made_dir(tmp.path());
     super::cleanup::warn_leftovers();
     let direct = supports_direct(tmp.path());
     if !direct {

@@ -30,7 +30,7 @@
 //! Every scenario notes when `Dirty` was above 1% of RAM at the start:
 //! writeback of those pages will run during the measurement.
 
-use crate::environment::cleanup::{self, Action, Token};
+use crate::environment::cleanup::{self, Token};
 use crate::environment::target::{create_unique_dir, ActiveTarget};
 use crate::host::meminfo::{read_meminfo, MemInfo};
 use crate::host::mountinfo::mount_for_path;
@@ -334,7 +334,7 @@ fn pollute(size: u64, target: Option<&Path>) -> Result<CacheGuard, String> {
         }
     }
     let dir = create_unique_dir(&parent, "fsbench-pollute-")?;
-    let token = cleanup::register(Action::RemoveDir(dir.clone()));
+    let token = cleanup::made_dir(&dir);
     let file = dir.join("pollution.dat");
     let mut guard = CacheGuard { file: Some(file.clone()), token: Some(token) };
     let werr = |e: std::io::Error| format!("writing {}: {e}", file.display());

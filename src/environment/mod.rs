@@ -7,6 +7,7 @@
 pub mod background;
 pub mod cache;
 pub mod cleanup;
+pub mod identity;
 pub mod lock;
 pub mod mkfs;
 pub mod safety;

@@ -14,13 +14,15 @@
 //! and devices go away with a reboot, image files and directories do not.
 //!
 //! Undoing a dead record touches only what it lists, and only while that
-//! is still what fsbench made: kernel objects (mounts, loop and zram
-//! devices) only in the boot that made them, a loop device only while its
-//! backing file is the recorded image, a zram device only when nothing
-//! uses it, nothing a live fsbench now holds (its own record lists the same
-//! thing, or a `.fsbench-*` lock file inside the directory is locked).
+//! is still what fsbench made (`cleanup::still_ours`: a file or directory
+//! with the recorded device, inode and birth time, a mount of the recorded
+//! source and type, a loop device over the recorded image), kernel objects
+//! (mounts, loop and zram devices) only in the boot that made them, a zram
+//! device only when nothing uses it, nothing a live fsbench now holds (its
+//! own record lists the same thing, or a `.fsbench-*` lock file inside the
+//! directory is locked).
 
-use crate::environment::cleanup::{self, perform, Action};
+use crate::environment::cleanup::{self, Action, Undone};
 use crate::environment::lock::{self, LockError};
 use crate::environment::safety::check_device_usable;
 use crate::host::is_root;
@@ -33,7 +35,10 @@ use std::sync::{Mutex, OnceLock};
 
 /// Overrides where records are kept (tests use one per test).
 pub const ENV: &str = "FSBENCH_STATE_DIR";
-pub const SCHEMA: &str = "fsbench-state/1";
+/// 2: paths are absolute and files, directories and mounts carry their
+/// identity (`cleanup::Action`); records of 1 are still read, and what
+/// they name without identity is left alone.
+pub const SCHEMA: &str = "fsbench-state/2";
 
 /// One process's record.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -146,6 +151,9 @@ pub(crate) fn save(actions: &[Action]) {
 }
 
 fn write(file: &Path, r: &Record) -> Result<(), String> {
+    // A benchmark thread may run with a user's file-system ids (Bonnie++'s
+    // `-u`); the record is the process's, written with its own ids.
+    let _ids = OwnIds::take();
     if let Some(d) = file.parent() {
         std::fs::create_dir_all(d).map_err(|e| format!("cannot create {}: {e}", d.display()))?;
     }
@@ -154,6 +162,40 @@ fn write(file: &Path, r: &Record) -> Result<(), String> {
     let text = serde_json::to_string_pretty(r).map_err(|e| e.to_string())?;
     std::fs::write(&tmp, text).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
     std::fs::rename(&tmp, file).map_err(|e| format!("cannot rename {}: {e}", tmp.display()))
+}
+
+/// This thread's file-system ids set to the process's effective ones
+/// until dropped (a no-op when they are the same).
+struct OwnIds {
+    fsuid: Option<u32>,
+    fsgid: Option<u32>,
+}
+
+impl OwnIds {
+    fn take() -> OwnIds {
+        // SAFETY: these calls change only this thread's file-system ids and
+        // take plain integers; each returns the previous id.
+        unsafe {
+            let (uid, gid) = (libc::geteuid(), libc::getegid());
+            let fsgid = libc::setfsgid(gid) as u32;
+            let fsuid = libc::setfsuid(uid) as u32;
+            OwnIds { fsuid: (fsuid != uid).then_some(fsuid), fsgid: (fsgid != gid).then_some(fsgid) }
+        }
+    }
+}
+
+impl Drop for OwnIds {
+    fn drop(&mut self) {
+        // SAFETY: as in take(); back to the ids the thread had.
+        unsafe {
+            if let Some(u) = self.fsuid {
+                libc::setfsuid(u);
+            }
+            if let Some(g) = self.fsgid {
+                libc::setfsgid(g);
+            }
+        }
+    }
 }
 
 /// A record found in the state directory.
@@ -208,14 +250,24 @@ impl Records {
         }
         let runs = self.dead.iter().filter(|f| !f.record.actions.is_empty()).count();
         let pids: Vec<String> = self.dead.iter().map(|f| f.record.pid.to_string()).collect();
+        // A file system a run took down and did not mount again is the
+        // user's, not a leftover: say which, and that cleanup mounts it.
+        let unmounted: Vec<String> = actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::Remount(r) => Some(format!("{} ({}) is no longer mounted on {}", r.source.display(), r.fstype, r.point.display())),
+                _ => None,
+            })
+            .collect();
+        let them = if actions.len() == 1 { "it" } else { "them" };
+        let does = if unmounted.is_empty() { format!("removes {them}") } else { format!("undoes {them} and mounts it again") };
         Some(format!(
-            "{} fsbench run{} that died (pid {}) left {} behind; `fsbench cleanup` removes {} (`--dry-run` lists {}; records in {})",
+            "{} fsbench run{} that died (pid {}) left {} behind{}; `fsbench cleanup` {does} (`--dry-run` lists {them}; records in {})",
             runs,
             if runs == 1 { "" } else { "s" },
             pids.join(", "),
             kinds(&actions),
-            if actions.len() == 1 { "it" } else { "them" },
-            if actions.len() == 1 { "it" } else { "them" },
+            unmounted.iter().map(|u| format!(": {u}")).collect::<String>(),
             self.dir.display()
         ))
     }
@@ -245,9 +297,10 @@ impl Records {
                         say(format!("  would {a}"));
                         left.push(a.clone());
                     }
-                    Ok(()) => match perform(a) {
-                        Ok(()) => say(format!("  done: {a}")),
-                        Err(e) => {
+                    Ok(()) => match cleanup::undo(a) {
+                        Undone::Done => say(format!("  done: {a}")),
+                        Undone::Refused(why) => say(format!("  left alone: {a} ({why})")),
+                        Undone::Failed(e) => {
                             say(format!("  FAILED: {a}: {e}"));
                             failed += 1;
                             left.push(a.clone());
@@ -275,24 +328,18 @@ impl Records {
 
 /// Whether a dead process's action may be undone now; Err says why not
 /// (the action is then dropped from the record: it is no longer fsbench's
-/// to undo).
+/// to undo). The identity checks are `cleanup::still_ours`, the same a live
+/// run's own undo makes; this adds what only a dead record needs.
 fn verdict(a: &Action, same_boot: bool, live: &[Found]) -> Result<(), String> {
-    if let Some(l) = live.iter().find(|l| l.record.actions.contains(a)) {
+    if let Some(l) = live.iter().find(|l| l.record.actions.iter().any(|b| b.same_subject(a))) {
         return Err(format!("fsbench pid {} uses it now", l.record.pid));
     }
-    let kernel = matches!(a, Action::Unmount(_) | Action::DetachLoop { .. } | Action::ResetZram(_) | Action::Trace(_));
+    let kernel = matches!(a, Action::Unmount(_) | Action::DetachLoop { .. } | Action::ResetZram(_) | Action::Trace(_) | Action::Remount(_));
     if kernel && !same_boot {
         return Err("made in an earlier boot, so it is gone".into());
     }
+    cleanup::still_ours(a)?;
     match a {
-        Action::DetachLoop { device, backing } => {
-            let name = device.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            let now = crate::host::blockdev::loop_backing_file(&name);
-            match now.as_deref().map(|n| n.strip_suffix(" (deleted)").unwrap_or(n)) {
-                Some(n) if Path::new(n) != backing => Err(format!("it is backed by {n} now")),
-                _ => Ok(()),
-            }
-        }
         Action::ResetZram(n) => {
             let dev = PathBuf::from(format!("/dev/zram{n}"));
             if !dev.exists() {
@@ -300,25 +347,26 @@ fn verdict(a: &Action, same_boot: bool, live: &[Found]) -> Result<(), String> {
             }
             check_device_usable(&dev, true).map_err(|e| format!("in use: {e}"))
         }
-        Action::RemoveDir(d) => match lock::held_inside(d) {
+        Action::RemoveDir(d) => match lock::held_inside(&d.path) {
             Some(pid) => Err(format!("pid {pid} holds its lock")),
             None => Ok(()),
         },
-        Action::Unmount(_) | Action::RemoveFile(_) | Action::Trace(_) => Ok(()),
+        _ => Ok(()),
     }
 }
 
 /// "2 mounts, 1 loop device and 3 directories".
 fn kinds(actions: &[&Action]) -> String {
-    let names: [(&str, &str); 6] = [
+    let names: [(&str, &str); 7] = [
         ("mount", "mounts"),
         ("loop device", "loop devices"),
         ("zram device", "zram devices"),
         ("file", "files"),
         ("directory", "directories"),
         ("block trace setting", "block trace settings"),
+        ("unmounted file system", "unmounted file systems"),
     ];
-    let mut counts = [0usize; 6];
+    let mut counts = [0usize; 7];
     for a in actions {
         counts[match a {
             Action::Unmount(_) => 0,
@@ -327,6 +375,7 @@ fn kinds(actions: &[&Action]) -> String {
             Action::RemoveFile(_) => 3,
             Action::RemoveDir(_) => 4,
             Action::Trace(_) => 5,
+            Action::Remount(_) => 6,
         }] += 1;
     }
     let parts: Vec<String> = counts
@@ -360,9 +409,10 @@ pub fn undo_dead_traces() -> Vec<String> {
             }
             match verdict(a, f.record.boot_id == boot, &recs.live) {
                 Err(why) => lines.push(format!("left alone: {a} ({why})")),
-                Ok(()) => match perform(a) {
-                    Ok(()) => lines.push(format!("done: {a} (left by fsbench pid {})", f.record.pid)),
-                    Err(e) => {
+                Ok(()) => match cleanup::undo(a) {
+                    Undone::Done => lines.push(format!("done: {a} (left by fsbench pid {})", f.record.pid)),
+                    Undone::Refused(why) => lines.push(format!("left alone: {a} ({why})")),
+                    Undone::Failed(e) => {
                         lines.push(format!("FAILED: {a}: {e}"));
                         left.push(a.clone());
                     }
@@ -379,6 +429,18 @@ pub fn undo_dead_traces() -> Vec<String> {
     lines
 }
 
+/// Whether a run that died lists `path` as a file it made, and the file
+/// there is still that one (for a refusal to say how to get rid of it).
+pub fn left_by_dead_run(path: &Path) -> bool {
+    let Some(dir) = dir() else { return false };
+    let p = crate::environment::identity::absolute(path);
+    Records::read(&dir)
+        .dead
+        .iter()
+        .flat_map(|f| &f.record.actions)
+        .any(|a| matches!(a, Action::RemoveFile(o) if o.path == p && cleanup::still_ours(a) == Ok(true)))
+}
+
 /// The warning line for a run that is starting, if dead processes left
 /// something in the state directory.
 pub fn leftovers_warning() -> Option<String> {
@@ -388,6 +450,7 @@ pub fn leftovers_warning() -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::environment::identity::MountRef;
 
     fn record(pid: u32, start_ticks: u64, boot: &str, actions: Vec<Action>) -> Record {
         Record {
@@ -413,9 +476,9 @@ mod tests {
         let boot = process::boot_id();
         let me = ProcessId::this();
         // A dead one: our pid with another start time.
-        let dead = record(me.pid, me.start_ticks + 1, &boot, vec![Action::RemoveFile(img.clone()), Action::RemoveDir(d.clone())]);
+        let dead = record(me.pid, me.start_ticks + 1, &boot, vec![Action::made_file(&img), Action::made_dir(&d)]);
         write(&state.path().join("dead.json"), &dead).unwrap();
-        let live = record(me.pid, me.start_ticks, &boot, vec![Action::RemoveDir(work.path().join("live"))]);
+        let live = record(me.pid, me.start_ticks, &boot, vec![Action::made_dir(&work.path().join("live"))]);
         write(&state.path().join("live.json"), &live).unwrap();
         std::fs::write(state.path().join("junk.json"), b"{").unwrap();
 
@@ -453,10 +516,14 @@ mod tests {
             me.pid,
             me.start_ticks + 1,
             "another-boot",
-            vec![Action::RemoveDir(shared.clone()), Action::RemoveDir(locked.clone()), Action::Unmount(mount)],
+            vec![
+                Action::made_dir(&shared),
+                Action::made_dir(&locked),
+                Action::Unmount(MountRef::new(&mount, Path::new("/dev/loop9"), "ext4")),
+            ],
         );
         write(&state.path().join("dead.json"), &dead).unwrap();
-        write(&state.path().join("live.json"), &record(me.pid, me.start_ticks, &boot, vec![Action::RemoveDir(shared.clone())])).unwrap();
+        write(&state.path().join("live.json"), &record(me.pid, me.start_ticks, &boot, vec![Action::made_dir(&shared)])).unwrap();
         let mut lines = Vec::new();
         assert_eq!(Records::read(state.path()).undo(|_| true, false, &mut |l| lines.push(l)), 0);
         let text = lines.join("\n");
@@ -466,8 +533,40 @@ mod tests {
     }
 
     #[test]
+    fn records_of_an_older_fsbench_are_read_and_what_they_name_without_identity_is_left_alone() {
+        let state = tempfile::tempdir().unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let dir = work.path().join("bigfileset");
+        std::fs::create_dir(&dir).unwrap();
+        let me = ProcessId::this();
+        let text = format!(
+            r#"{{"schema": "fsbench-state/1", "pid": {}, "start_ticks": {}, "boot_id": "{}", "started_unix": 1, "command": ["fsbench"],
+                "actions": [{{"remove_file": "iozone.tmp"}}, {{"remove_dir": "{}"}}, {{"unmount": "/nonexistent/fsbench-mnt-x"}}]}}"#,
+            me.pid,
+            me.start_ticks + 1,
+            process::boot_id(),
+            dir.display()
+        );
+        std::fs::write(state.path().join("old.json"), text).unwrap();
+        let recs = Records::read(state.path());
+        assert_eq!(recs.dead.len(), 1, "{:?}", recs.unreadable);
+        let mut lines = Vec::new();
+        assert_eq!(recs.undo(|_| true, false, &mut |l| lines.push(l)), 0);
+        let text = lines.join("\n");
+        assert!(text.contains("left alone: remove file iozone.tmp (recorded as a relative path"), "{text}");
+        assert!(text.contains(&format!("left alone: remove directory {} (its identity", dir.display())), "{text}");
+        assert!(text.contains("done: unmount /nonexistent/fsbench-mnt-x"), "nothing mounted there: nothing to do: {text}");
+        assert!(dir.exists());
+        assert!(!state.path().join("old.json").exists());
+    }
+
+    #[test]
     fn kinds_are_counted_in_words() {
-        let a = [Action::Unmount("/m".into()), Action::RemoveDir("/d".into()), Action::RemoveDir("/e".into())];
+        let a = [
+            Action::Unmount(MountRef::new(Path::new("/m"), Path::new("/dev/loop1"), "ext4")),
+            Action::made_dir(Path::new("/d")),
+            Action::made_dir(Path::new("/e")),
+        ];
         assert_eq!(kinds(&a.iter().collect::<Vec<_>>()), "1 mount and 2 directories");
         assert_eq!(kinds(&[]), "nothing");
     }

@@ -15,6 +15,7 @@
 //! with allow_device that passes `check_device_usable`.
 
 use crate::environment::cleanup::{self, Action, Token};
+use crate::environment::identity::MountRef;
 use crate::environment::lock::{lock_path, private, Lock, Private};
 use crate::environment::mkfs;
 use crate::environment::safety::{check_device_usable, is_block_device};
@@ -270,7 +271,7 @@ impl ActiveTarget {
     fn setup_directory_named(label: &str, dir: &Path, prefix: &str) -> Result<ActiveTarget, String> {
         let mut t = Self::empty(label, "directory");
         let sub = create_unique_dir(dir, prefix)?;
-        t.register(Action::RemoveDir(sub.clone()));
+        t.register(Action::made_dir(&sub));
         t._private = Some(private(&sub));
         t.path = sub;
         if let Some(m) = mount_for_path(&t.path) {
@@ -309,9 +310,10 @@ impl ActiveTarget {
 
         let mp = create_unique_dir(Path::new("/tmp"), "fsbench-mnt-")?;
         let mp = mp.canonicalize().unwrap_or(mp);
-        t.register(Action::RemoveDir(mp.clone()));
-        // Registered before mounting: unmounting what is not mounted is a no-op.
-        t.register(Action::Unmount(mp.clone()));
+        t.register(Action::made_dir(&mp));
+        // Registered before mounting: unmounting what is not mounted is a
+        // no-op, and only this device with this type is ever unmounted there.
+        t.register(Action::Unmount(MountRef::new(&mp, &device, fs)));
         t._private = Some(private(&mp));
         mkfs::mount(&device, &mp, fs, mount_options)?;
         t.info.mount_point = Some(mp.clone());
@@ -326,7 +328,7 @@ impl ActiveTarget {
     fn create_loop(&mut self, dir: &Path, size: u64) -> Result<PathBuf, String> {
         self.info.device_source = Some("loop".into());
         let (img, f) = create_unique_file(dir, "fsbench-loop-", ".img")?;
-        self.register(Action::RemoveFile(img.clone()));
+        self.register(Action::made_file(&img));
         f.set_len(size).map_err(|e| format!("cannot size {} to {size} bytes: {e}", img.display()))?;
         drop(f);
         let img = img.canonicalize().unwrap_or(img);
@@ -514,7 +516,11 @@ pub(crate) mod testutil {
                 assert!(!losetup_lists(img), "loop device over {} left", img.display());
             }
             assert!(
-                !cleanup::pending().iter().any(|a| matches!(a, Action::Unmount(p) | Action::RemoveDir(p) if p == &self.mount_point)),
+                !cleanup::pending().iter().any(|a| match a {
+                    Action::Unmount(m) => m.point == self.mount_point,
+                    Action::RemoveDir(o) => o.path == self.mount_point,
+                    _ => false,
+                }),
                 "undo actions left registered"
             );
         }

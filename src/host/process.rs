@@ -20,9 +20,12 @@ impl ProcessId {
         ProcessId { pid, start_ticks: start_ticks(pid).unwrap_or(0) }
     }
 
-    /// The process still runs: its pid exists and started when it did.
+    /// The process still runs: its pid exists, started when it did, and
+    /// is not a zombie (killed, waiting for its parent to reap it: it
+    /// holds nothing any more, and its record is for `fsbench cleanup`).
     pub fn alive(&self) -> bool {
-        start_ticks(self.pid) == Some(self.start_ticks)
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{}/stat", self.pid)) else { return false };
+        parse_start_ticks(&stat) == Some(self.start_ticks) && !matches!(parse_state(&stat), Some('Z' | 'X' | 'x'))
     }
 
     /// When it started, in seconds since the Unix epoch.
@@ -34,6 +37,11 @@ impl ProcessId {
 /// Field 22 of /proc/PID/stat; None when the process does not exist.
 pub fn start_ticks(pid: u32) -> Option<u64> {
     parse_start_ticks(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+/// Field 3 of /proc/PID/stat: R, S, D, Z (zombie), X (dead), ...
+fn parse_state(stat: &str) -> Option<char> {
+    stat[stat.rfind(')')? + 1..].split_whitespace().next()?.chars().next()
 }
 
 /// The command name (field 2) may hold blanks and parentheses: fields are
@@ -110,6 +118,7 @@ mod tests {
         let stat = "1234 (a (b) c) S 1 1234 1234 0 -1 4194560 100 0 0 0 5 6 0 0 20 0 1 0 987654 1000 200 18446744073709551615";
         assert_eq!(parse_start_ticks(stat), Some(987654));
         assert_eq!(parse_start_ticks("1234 (x) S 1"), None);
+        assert_eq!((parse_state(stat), parse_state("9 (z) Z 1")), (Some('S'), Some('Z')));
         let me = ProcessId::this();
         assert!(me.start_ticks > 0 && me.alive());
         assert!(!ProcessId { start_ticks: me.start_ticks + 1, ..me }.alive(), "same pid, other start: another process");

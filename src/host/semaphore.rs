@@ -53,8 +53,18 @@ pub fn open() -> Result<i32, String> {
     Ok(id)
 }
 
-/// Arrive at test `n` and wait until every copy has.
-pub fn arrive_and_wait(id: i32, n: u16) -> Result<(), String> {
+extern "C" {
+    // glibc's; the libc crate has no binding for it on every target.
+    fn semtimedop(semid: libc::c_int, sops: *mut libc::sembuf, nsops: libc::size_t, timeout: *const libc::timespec) -> libc::c_int;
+}
+
+/// How often a waiting copy looks at its stop flag: a signal goes to
+/// another thread, so the wait is never interrupted by it.
+const POLL: libc::timespec = libc::timespec { tv_sec: 0, tv_nsec: 100_000_000 };
+
+/// Arrive at test `n` and wait until every copy has, or until `stop` is
+/// set (Ok(false): stopped before the others arrived).
+pub fn arrive_and_wait(id: i32, n: u16, stop: &std::sync::atomic::AtomicBool) -> Result<bool, String> {
     let mut take = libc::sembuf { sem_num: n, sem_op: -1, sem_flg: libc::IPC_NOWAIT as i16 };
     // SAFETY: one valid sembuf.
     if unsafe { libc::semop(id, &mut take, 1) } < 0 {
@@ -62,11 +72,14 @@ pub fn arrive_and_wait(id: i32, n: u16) -> Result<(), String> {
     }
     let mut wait = libc::sembuf { sem_num: n, sem_op: 0, sem_flg: libc::SEM_UNDO as i16 };
     loop {
-        // SAFETY: one valid sembuf.
-        if unsafe { libc::semop(id, &mut wait, 1) } == 0 {
-            return Ok(());
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return Ok(false);
         }
-        if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+        // SAFETY: one valid sembuf and a valid timeout.
+        if unsafe { semtimedop(id, &mut wait, 1, &POLL) } == 0 {
+            return Ok(true);
+        }
+        if !matches!(std::io::Error::last_os_error().raw_os_error(), Some(libc::EINTR) | Some(libc::EAGAIN)) {
             return Err(os_error("semop wait"));
         }
     }

@@ -42,7 +42,21 @@
 //! Only what the run created is removed, and it is removed on success, on
 //! error and when stopped (the stop flag is read once per created file and
 //! per transaction; the deletion phase always completes).
+//!
+//! Where the files go: in each location, a directory of the run's own,
+//! `fsbench-postmark-XXXXXXXX`, made before t0 and on record with its
+//! identity (`environment::cleanup`), holds the files and the `sK`
+//! subdirectories. A killed run (SIGKILL, a crash) thus leaves one
+//! directory that `fsbench cleanup` removes whole, and no file of the
+//! user's can be among them, whatever it is named: recording 20,000 names
+//! one by one would cost the run a record rewrite per create and delete,
+//! and a pattern of names (`N`, `sK/N`) cannot tell a user's file `17`
+//! from the run's. What Postmark measures is unchanged: the same names,
+//! the same sizes, the same calls, relative to open directory descriptors
+//! as before; the files are one level deeper, in a fresh directory of the
+//! same file system, which is where Postmark is usually pointed anyway.
 
+use crate::environment::cleanup::{self, Token};
 use crate::environment::lock::{lock_path, Lock, LockError};
 use crate::environment::space::Need;
 use crate::model::postmark::PostmarkPlan;
@@ -191,10 +205,24 @@ struct FileRec {
 }
 
 struct Loc {
+    /// The run's own directory in the location.
     path: PathBuf,
     fd: OwnedFd,
     /// st_blksize: the stdio buffer size for files here.
     blksize: usize,
+    /// Removes `path` and what is left in it (after the run, on Ctrl-C, or
+    /// by `fsbench cleanup` after a SIGKILL).
+    own: Option<Token>,
+}
+
+impl Drop for Loc {
+    /// A run that ends without its cleanup (a setup error) still removes
+    /// its directory.
+    fn drop(&mut self) {
+        if let Some(t) = self.own.take() {
+            let _ = t.done();
+        }
+    }
 }
 
 struct Run {
@@ -221,6 +249,25 @@ struct Run {
     d: PostmarkDetails,
     base: Instant,
     stopped: bool,
+}
+
+/// Make the run's own directory in `location`, on record with its
+/// identity, and open it.
+fn own_dir(location: &Path) -> Result<(PathBuf, OwnedFd, Token), PostmarkRunError> {
+    let setup = |what, source| PostmarkRunError::Setup { path: location.to_path_buf(), what, source };
+    let path = crate::environment::target::create_unique_dir(location, "fsbench-postmark-")
+        .map_err(|e| setup("make the run's directory in", io::Error::other(e)))?;
+    let own = cleanup::made_dir(&path);
+    let c = cstr(&path)?;
+    // SAFETY: c is NUL-terminated; the result is checked.
+    let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        let e = last_err();
+        let _ = own.done();
+        return Err(setup("open the run's directory in", e));
+    }
+    // SAFETY: fd was just opened and is owned here only.
+    Ok((path, unsafe { OwnedFd::from_raw_fd(fd) }, own))
 }
 
 fn try_vec(len: usize) -> Result<Vec<u8>, PostmarkRunError> {
@@ -447,7 +494,10 @@ impl Run {
             seen.push(key);
             weights.push(u64::from(l.weight));
             let blksize = if st.st_blksize > 0 { st.st_blksize as usize } else { 8192 };
-            locs.push(Loc { path: l.path.clone(), fd, blksize });
+            drop(fd);
+            // On an early return, dropping `locs` removes the ones made.
+            let (path, fd, own) = own_dir(&l.path)?;
+            locs.push(Loc { path, fd, blksize, own: Some(own) });
         }
         if locs.is_empty() {
             return Err(PostmarkRunError::Setup {
@@ -814,6 +864,16 @@ impl Run {
                 if e.kind() != io::ErrorKind::NotFound {
                     remaining += 1;
                     first.get_or_insert((loc.path.join(format!("s{k}")), e));
+                }
+            }
+        }
+        if first.is_none() {
+            for loc in &mut self.locs {
+                if let Some(t) = loc.own.take() {
+                    if let Err(e) = t.done() {
+                        remaining += 1;
+                        first.get_or_insert((loc.path.clone(), io::Error::other(e)));
+                    }
                 }
             }
         }

@@ -1,6 +1,8 @@
 //! Helpers for the CLI tests: run fsbench, parse its JSON, check requirements.
 #![allow(dead_code)]
 
+pub mod killed;
+
 use assert_cmd::Command;
 use serde_json::Value;
 use std::path::Path;

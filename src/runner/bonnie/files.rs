@@ -19,6 +19,7 @@
 //! (creates) and of its directory. One operation is one file.
 
 use super::{Ctx, Phase, Timer};
+use crate::environment::cleanup::{self, Token};
 use crate::model::bonnie::{FileKind, FileTests, Test};
 use std::ffi::{CStr, CString};
 use std::os::unix::ffi::OsStrExt;
@@ -36,7 +37,10 @@ struct Tree {
     top: std::path::PathBuf,
     /// One descriptor per directory the files go to.
     dirs: Vec<libc::c_int>,
-    made_top: bool,
+    /// The top directory on record (`environment::cleanup`, with its
+    /// identity): removed with everything in it at the end, on Ctrl-C, or
+    /// by `fsbench cleanup` after a SIGKILL.
+    made_top: Option<Token>,
     /// The target every link points to (max −1 / −2), relative to `top`.
     link_target: Option<CString>,
 }
@@ -48,7 +52,7 @@ impl Tree {
         if unsafe { libc::mkdir(c.as_ptr(), 0o700) } != 0 {
             return Err(format!("cannot make {}: {}", top.display(), last_os()));
         }
-        let mut t = Tree { top: top.to_path_buf(), dirs: Vec::new(), made_top: true, link_target: None };
+        let mut t = Tree { top: top.to_path_buf(), dirs: Vec::new(), made_top: Some(cleanup::made_dir(top)), link_target: None };
         // SAFETY: a valid C string and plain flags.
         let topfd = unsafe { libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC) };
         if topfd < 0 {
@@ -88,10 +92,11 @@ impl Tree {
             // SAFETY: our own descriptor, closed once.
             unsafe { libc::close(fd) };
         }
-        if self.made_top {
-            // Only this run's directory `Bonnie.<pid>`, which it made itself.
-            let _ = std::fs::remove_dir_all(&self.top);
-            self.made_top = false;
+        // Only this run's directory `Bonnie.<pid>`, which it made itself.
+        if let Some(t) = self.made_top.take() {
+            if let Err(e) = t.done() {
+                eprintln!("fsbench bonnie: {e}");
+            }
         }
     }
 }

@@ -21,6 +21,7 @@
 //! lseek, read (and update).
 
 use super::{Ctx, Phase, Timer};
+use crate::environment::cleanup::{self, Token};
 use crate::model::bonnie::Test;
 use crate::runner::buffers::Buffers;
 use std::ffi::CString;
@@ -39,11 +40,14 @@ fn os_err(what: &str, path: &std::path::Path) -> String {
     format!("{what} {}: {}", path.display(), std::io::Error::last_os_error())
 }
 
-/// The IO file's pieces: paths, sizes, and the ones this run created.
+/// The IO file's pieces: paths, sizes, and the ones this run created, each
+/// on record (`environment::cleanup`) with its identity, so that a run
+/// killed mid-test leaves what `fsbench cleanup` removes, and a second
+/// Ctrl-C (which undoes at once and exits) removes it too.
 struct DataFiles {
     paths: Vec<PathBuf>,
     sizes: Vec<u64>,
-    created: Vec<bool>,
+    created: Vec<Option<Token>>,
 }
 
 impl DataFiles {
@@ -52,7 +56,7 @@ impl DataFiles {
         let paths: Vec<PathBuf> =
             (0..n).map(|i| if i == 0 { base.to_path_buf() } else { PathBuf::from(format!("{}.{i:03}", base.display())) }).collect();
         let sizes = (0..n).map(|i| (total - i * FILE_MAX).min(FILE_MAX)).collect();
-        DataFiles { created: vec![false; paths.len()], paths, sizes }
+        DataFiles { created: paths.iter().map(|_| None).collect(), paths, sizes }
     }
 
     fn cpath(&self, i: usize) -> CString {
@@ -60,34 +64,49 @@ impl DataFiles {
     }
 
     /// Open piece `i`; `create` makes it anew (O_EXCL), removing this run's
-    /// earlier copy first.
+    /// earlier copy first. The new file's identity goes on record before
+    /// the test's clock starts.
     fn open(&mut self, i: usize, flags: libc::c_int, create: bool) -> Result<libc::c_int, String> {
         let p = self.cpath(i);
-        if create && self.created[i] {
-            // SAFETY: a valid C string; the file is this run's own.
-            unsafe { libc::unlink(p.as_ptr()) };
-            self.created[i] = false;
-        }
+        let token = match (create, self.created[i].take()) {
+            (false, earlier) => {
+                self.created[i] = earlier;
+                None
+            }
+            (true, Some(t)) => {
+                // SAFETY: a valid C string; the file is this run's own
+                // (made by the previous test). Its record keeps the old
+                // identity until the new file's replaces it below.
+                unsafe { libc::unlink(p.as_ptr()) };
+                Some(t)
+            }
+            (true, None) => Some(cleanup::file_to_create(&self.paths[i])),
+        };
         let flags = if create { flags | libc::O_CREAT | libc::O_EXCL } else { flags };
         // SAFETY: a valid C string and plain flags.
         let fd = unsafe { libc::open(p.as_ptr(), flags | libc::O_CLOEXEC, 0o600) };
         if fd < 0 {
-            return Err(os_err(if create { "cannot create" } else { "cannot open" }, &self.paths[i]));
+            let e = os_err(if create { "cannot create" } else { "cannot open" }, &self.paths[i]);
+            // O_EXCL failed: whatever is there is not this run's.
+            if let Some(t) = token {
+                t.forget();
+            }
+            return Err(e);
         }
-        if create {
-            self.created[i] = true;
+        if let Some(t) = token {
+            // One statx and one rewrite of the record, inside the span as
+            // the create is (Bonnie++ times its create too).
+            t.created_fd(fd);
+            self.created[i] = Some(t);
         }
         Ok(fd)
     }
 
     /// Remove the pieces this run created.
     fn remove(&mut self) {
-        for i in 0..self.paths.len() {
-            if self.created[i] {
-                let p = self.cpath(i);
-                // SAFETY: a valid C string; the file is this run's own.
-                unsafe { libc::unlink(p.as_ptr()) };
-                self.created[i] = false;
+        for t in self.created.iter_mut().filter_map(Option::take) {
+            if let Err(e) = t.done() {
+                eprintln!("fsbench bonnie: {e}");
             }
         }
     }

@@ -21,7 +21,11 @@
 //! do) start without Bonnie++'s 3-second pause.
 //!
 //! Only what the run created is removed, on success, on error and when
-//! stopped (the stop flag is read once per chunk and per file).
+//! stopped (the stop flag is read once per chunk and per file, and every
+//! 100 ms while `-y s` waits for the other copies). The IO file and the
+//! file tests' directory are on record with their identity
+//! (`environment::cleanup`) from the moment they exist: a second signal
+//! removes them at once, and after a SIGKILL `fsbench cleanup` does.
 
 mod files;
 mod io;
@@ -134,23 +138,28 @@ impl Timer {
 }
 
 /// What the run does before each test: line up with other copies.
-pub(crate) struct Gate {
+pub(crate) struct Gate<'a> {
     mode: Option<SyncMode>,
     semaphores: Option<i32>,
+    /// Ctrl-C or SIGTERM ends a wait for the other copies; the test that
+    /// follows sees the flag and stops at once.
+    stop: &'a AtomicBool,
 }
 
-impl Gate {
-    fn new(mode: Option<SyncMode>) -> Result<Gate, String> {
+impl Gate<'_> {
+    fn new(mode: Option<SyncMode>, stop: &AtomicBool) -> Result<Gate<'_>, String> {
         let semaphores = match mode {
             Some(SyncMode::Semaphore) => Some(crate::host::semaphore::open().map_err(|e| format!("-y s: {e}"))?),
             _ => None,
         };
-        Ok(Gate { mode, semaphores })
+        Ok(Gate { mode, semaphores, stop })
     }
 
     pub(crate) fn before(&self, test: Test) -> Result<(), String> {
         match (self.mode, self.semaphores) {
-            (Some(SyncMode::Semaphore), Some(id)) => crate::host::semaphore::arrive_and_wait(id, test.index() as u16),
+            (Some(SyncMode::Semaphore), Some(id)) => {
+                crate::host::semaphore::arrive_and_wait(id, test.index() as u16, self.stop).map(|_| ())
+            }
             (Some(SyncMode::Prompt), _) => {
                 eprint!("fsbench bonnie: press Enter to start {} ...", test.name());
                 let mut line = String::new();
@@ -173,7 +182,7 @@ pub(crate) struct Outcome {
 pub(crate) struct Ctx<'a> {
     pub plan: &'a BonniePlan,
     pub stop: &'a AtomicBool,
-    pub gate: Gate,
+    pub gate: Gate<'a>,
     pub rand: Rand,
     pub meter: &'a Meter,
     /// `Bonnie.<pid>`: the IO file's name and the file tests' directory.
@@ -184,6 +193,12 @@ impl Ctx<'_> {
     pub(crate) fn stopped(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
     }
+}
+
+/// `Bonnie.<pid>` in the scratch directory: the IO file, then the file
+/// tests' directory.
+fn base_name(plan: &BonniePlan) -> PathBuf {
+    plan.dir.join(format!("Bonnie.{}", std::process::id()))
 }
 
 /// Run every test of the plan on this thread (as the plan's user).
@@ -203,8 +218,8 @@ fn run_tests(plan: &BonniePlan, stop: &AtomicBool, meter: &Meter) -> Outcome {
         out.error = Some(format!("-u/-g: cannot run the tests as uid {} gid {} (that needs root)", plan.uid, plan.gid));
         return out;
     }
-    let mut ctx = match (Gate::new(plan.sync), Rand::new(&plan.seed)) {
-        (Ok(gate), Ok(rand)) => Ctx { plan, stop, gate, rand, meter, base: plan.dir.join(format!("Bonnie.{}", std::process::id())) },
+    let mut ctx = match (Gate::new(plan.sync, stop), Rand::new(&plan.seed)) {
+        (Ok(gate), Ok(rand)) => Ctx { plan, stop, gate, rand, meter, base: base_name(plan) },
         (Err(e), _) | (_, Err(e)) => {
             out.error = Some(e);
             return out;
@@ -265,6 +280,16 @@ pub(crate) fn run_plan(
     let meta = std::fs::metadata(&plan.dir).map_err(|e| format!("-d {}: {e}", plan.dir.display()))?;
     if !meta.is_dir() {
         return Err(format!("-d {}: not a directory", plan.dir.display()).into());
+    }
+    // Bonnie++ would unlink it; fsbench removes only what it created.
+    let base = base_name(plan);
+    if std::fs::symlink_metadata(&base).is_ok() {
+        return Err(format!(
+            "-d {}: {} already exists and was not created by this run (fsbench removes only what it creates: remove it or use another -d)",
+            plan.dir.display(),
+            crate::environment::identity::absolute(&base).display()
+        )
+        .into());
     }
     crate::environment::space::check(&space_needs(plan), opts.allow_fill)?;
     before_measure(&[]);

@@ -12,7 +12,7 @@
 //! first; a marker whose run died is free and taken over.
 
 use super::dist;
-use crate::environment::cleanup::{self, Action, Token};
+use crate::environment::cleanup::{self, Token};
 use crate::environment::lock::{lock_file, Lock, LockError};
 use crate::environment::safety;
 use crate::environment::space::Need;
@@ -712,7 +712,9 @@ fn claim(spec: &FilesetSpec, root: &Path, who: &str) -> Result<Claim, RunError> 
         Err(e) => return Err(format!("{who}: cannot create {}: {e}", root.display()).into()),
     };
     if !existed {
-        let token = cleanup::register(Action::RemoveDir(root.to_path_buf()));
+        // Its identity is taken now: `fsbench cleanup` removes this tree,
+        // and no other that later takes its name.
+        let token = cleanup::made_dir(root);
         return match lock_marker() {
             Ok(lock) => Ok(Claim { lock, token, existed }),
             Err(e) => {
@@ -729,7 +731,7 @@ fn claim(spec: &FilesetSpec, root: &Path, who: &str) -> Result<Claim, RunError> 
     // stays only with --keep-files, like any other tree, so `reuse` saves
     // the population of a tree kept by an earlier run.
     let lock = lock_marker()?;
-    Ok(Claim { lock, token: cleanup::register(Action::RemoveDir(root.to_path_buf())), existed })
+    Ok(Claim { lock, token: cleanup::made_dir(root), existed })
 }
 
 fn report(spec: &FilesetSpec, fs: &Fileset, existing: u64, written: u64, dirs: u64, t0: Instant) -> FilesetReport {

@@ -8,8 +8,11 @@
 //!
 //! Files: the run refuses a test file that exists before it starts (IOzone
 //! would unlink it; fsbench never deletes what it did not create). Each file
-//! it creates is registered with `environment::cleanup` and removed at the
+//! it creates is registered with `environment::cleanup` (its absolute path
+//! first, its identity by the pass that creates it) and removed at the
 //! end, on error and on Ctrl-C, unless `-w` (or `--keep-files`) keeps it.
+//! `-U` records the mount it takes down before unmounting it, so a run
+//! killed before the mount is back leaves a record that puts it back.
 //!
 //! Result: one `JobResult` per cell (`<file kB>k/<rec kB>k`), or per child
 //! count in throughput mode (`<n>children`), one `OpStats` per column; the
@@ -23,6 +26,7 @@ mod throughput;
 mod tests;
 
 use crate::environment::cleanup::{self, Action, Token};
+use crate::environment::identity::Remount;
 use crate::environment::lock::{lock_path, Lock, LockError};
 use crate::environment::space::Need;
 use crate::model::iozone::{Column, IozonePlan, Test};
@@ -50,11 +54,17 @@ pub(crate) struct Created {
 }
 
 impl Created {
-    /// Note `path` as the run's own (once), before the pass that creates it.
+    /// Note `path` as the run's own (once), before the pass that creates it
+    /// and records its identity (`PassCtx::owner`).
     pub(crate) fn claim(&mut self, path: &Path) {
         if !self.files.iter().any(|(p, _)| p == path) {
-            self.files.push((path.to_path_buf(), cleanup::register(Action::RemoveFile(path.to_path_buf()))));
+            self.files.push((path.to_path_buf(), cleanup::file_to_create(path)));
         }
+    }
+
+    /// The undo step of `path`, once claimed.
+    pub(crate) fn token(&self, path: &Path) -> Option<&Token> {
+        self.files.iter().find(|(p, _)| p == path).map(|(_, t)| t)
     }
 
     /// Remove them (or keep them, handing them over to the user).
@@ -97,6 +107,7 @@ impl Cell<'_> {
             mixed_reads: true,
             mixed_sequential: p.throughput.as_ref().is_some_and(|t| t.mixed_sequential),
             throughput: p.throughput.is_some(),
+            owner: None,
         }
     }
 }
@@ -203,16 +214,26 @@ pub(crate) fn op_stats(col: Column, outs: &mut [PassOut], active_ns: u64) -> OpS
 
 /// `-U`: unmount the mount point and mount it again, as it was (source,
 /// type, options from mountinfo). Needs root; a path that is not a mount
-/// point is an error.
+/// point is an error. The mount is on record (`Action::Remount`) from
+/// before the unmount until it is back: a run that dies in between leaves
+/// a record from which `fsbench cleanup` mounts it again, and Ctrl-C or an
+/// error mounts it again at exit.
 fn remount(mnt: &Path) -> Result<(), String> {
     let m = mount_entry(mnt)?;
     // A loop device set up by `mount -o loop` detaches itself when its
     // last user goes (autoclear): holding it open across the unmount keeps
     // it there to mount again. (Harmless for any other block device.)
     let _hold = m.source.starts_with("/dev/").then(|| std::fs::File::open(&m.source).ok()).flatten();
-    cleanup::unmount(&m.mount_point, false).map_err(|e| format!("-U {}: {e}", mnt.display()))?;
-    crate::environment::mkfs::mount(Path::new(&m.source), &m.mount_point, &m.fs_type, &m.options())
-        .map_err(|e| format!("-U {}: {e}; it is no longer mounted", mnt.display()))
+    let back = cleanup::register(Action::Remount(Remount::of(&m)));
+    if let Err(e) = cleanup::unmount(&m.mount_point, false) {
+        back.forget();
+        return Err(format!("-U {}: {e}", mnt.display()));
+    }
+    crate::environment::mkfs::mount(Path::new(&m.source), &m.mount_point, &m.fs_type, &m.options()).map_err(|e| {
+        format!("-U {}: {e}; it is no longer mounted (fsbench tries again at exit, then `fsbench cleanup` does)", mnt.display())
+    })?;
+    back.forget();
+    Ok(())
 }
 
 fn mount_entry(mnt: &Path) -> Result<crate::host::mountinfo::MountEntry, String> {
@@ -221,11 +242,23 @@ fn mount_entry(mnt: &Path) -> Result<crate::host::mountinfo::MountEntry, String>
         return Err(format!("-U {}: remounting needs root", mnt.display()));
     }
     let canon = mnt.canonicalize().map_err(|e| format!("-U {}: {e}", mnt.display()))?;
-    crate::host::mountinfo::read_mountinfo()
+    let m = crate::host::mountinfo::read_mountinfo()
         .into_iter()
         .rev()
         .find(|m| m.mount_point == canon)
-        .ok_or(format!("-U {}: not a mount point", mnt.display()))
+        .ok_or(format!("-U {}: not a mount point", mnt.display()))?;
+    // Unmounting a file system that lives in memory throws its files away,
+    // and one without a device behind it cannot be checked and put back.
+    let is_device = std::fs::metadata(&m.source).is_ok_and(|d| std::os::unix::fs::FileTypeExt::is_block_device(&d.file_type()));
+    if !is_device {
+        return Err(format!(
+            "-U {}: it is a {} mount of '{}', not of a block device; unmounting it would lose what it holds (or could not be put back): expected the mount point of a block device's file system",
+            mnt.display(),
+            m.fs_type,
+            m.source
+        ));
+    }
+    Ok(m)
 }
 
 /// What the run measured, before it is put in the envelope.
@@ -274,10 +307,11 @@ pub(crate) fn run_cells<R: Recorder>(
                     break;
                 }
                 let order = order_for(col, file_bytes / rec_bytes, false);
-                let ctx = cell.ctx(&plan.file, &order, None);
                 if col.writes() {
                     created.claim(&plan.file);
                 }
+                let mut ctx = cell.ctx(&plan.file, &order, None);
+                ctx.owner = created.token(&plan.file);
                 let mut out = timed_pass(&ctx, col, &mut buf, rec)?;
                 let cpu_s = out.cpu_s;
                 partial |= out.stopped;
@@ -358,11 +392,14 @@ fn preflight(plan: &IozonePlan, files: &[PathBuf], allow_fill: bool) -> Result<(
             return Err(RunError::Workload(format!("{} children but only {} files named with -F", n, t.files.len())));
         }
     }
-    for f in files {
+    for (i, f) in files.iter().enumerate() {
         if std::fs::symlink_metadata(f).is_ok() {
             return Err(RunError::Workload(format!(
-                "{} already exists and was not created by this run (IOzone would delete it; fsbench does not: remove it or name another file)",
-                f.display()
+                "{} {}: {} already exists and was not created by this run (IOzone would delete it; fsbench does not, nor at the end of the run: remove it or name another file{})",
+                file_flag(plan, i),
+                f.display(),
+                crate::environment::identity::absolute(f).display(),
+                if crate::environment::state::left_by_dead_run(f) { "; a killed fsbench run left it: `fsbench cleanup` removes it" } else { "" }
             )));
         }
     }
@@ -376,6 +413,17 @@ fn preflight(plan: &IozonePlan, files: &[PathBuf], allow_fill: bool) -> Result<(
     let needs: Vec<Need> = files.iter().map(|f| Need::new_in(&dir_of(f), biggest)).collect();
     crate::environment::space::check(&needs, allow_fill)?;
     Ok(())
+}
+
+/// The flag that names file `i` of `files_of(plan)`, as the user wrote it
+/// (or IOzone's default name when none did).
+fn file_flag(plan: &IozonePlan, i: usize) -> &'static str {
+    match &plan.throughput {
+        Some(t) if i < t.files.len() => "-F",
+        Some(_) => "-t (IOzone's default child file, next to -f)",
+        None if plan.file == IozonePlan::default().file => "-f (IOzone's default)",
+        None => "-f",
+    }
 }
 
 /// Two runs on one directory would remove each other's files: each data

@@ -12,6 +12,7 @@
 //! loads (Ctrl-C, the stonewall): no allocation, lock, formatting or
 //! syscall beyond the I/O itself (and the lseek IOzone issues with it).
 
+use crate::environment::cleanup::Token;
 use crate::measure::hist::LatencyHist;
 use crate::model::iozone::Column;
 use crate::runner::buffers::Buffers;
@@ -79,6 +80,11 @@ pub(crate) struct PassCtx<'a> {
     /// Throughput mode (`-t`): its children neither fsync at open nor read
     /// ahead of the clock, unlike the single-process tests.
     pub throughput: bool,
+    /// The undo step that removes the file: a pass that creates it gives
+    /// it the new file's identity, before the clock starts (a recreated
+    /// file is another inode, and `fsbench cleanup` removes only the one
+    /// recorded).
+    pub owner: Option<&'a Token>,
 }
 
 impl PassCtx<'_> {
@@ -214,6 +220,15 @@ fn extra_flags(ctx: &PassCtx, writes: bool) -> libc::c_int {
         f |= libc::O_SYNC;
     }
     f
+}
+
+/// Give the run's undo step the identity of the file just opened with
+/// O_CREAT (untimed: the clock starts later; the record is rewritten only
+/// when the file is a new one).
+fn note_created(ctx: &PassCtx, fd: libc::c_int) {
+    if let Some(t) = ctx.owner {
+        t.created_fd(fd);
+    }
 }
 
 /// Remove the file before a pass that recreates it (IOzone times the
@@ -459,6 +474,9 @@ fn fd_pass<R: Recorder>(ctx: &PassCtx, col: Column, buf: &mut Buffers, rec: &mut
     if fd.0 < 0 {
         return Err(format!("open {}: {}", ctx.path.display(), errno()));
     }
+    if flags & libc::O_CREAT != 0 {
+        note_created(ctx, fd.0);
+    }
     let p = buf.slot(0);
     if !ctx.throughput {
         if fsyncs_at_open(col) {
@@ -660,6 +678,9 @@ fn stdio_pass<R: Recorder>(ctx: &PassCtx, col: Column, buf: &mut Buffers, rec: &
     let fd = unsafe { libc::open(c.as_ptr(), flags | extra_flags(ctx, writes), 0o644 as libc::c_uint) };
     if fd < 0 {
         return Err(format!("open {}: {}", ctx.path.display(), errno()));
+    }
+    if flags & libc::O_CREAT != 0 {
+        note_created(ctx, fd);
     }
     // SAFETY: fd is open; on failure it is still ours to close.
     let fp = unsafe { libc::fdopen(fd, mode.as_ptr()) };

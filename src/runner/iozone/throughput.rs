@@ -82,7 +82,7 @@ pub(crate) fn run(plan: &IozonePlan, t: &Throughput, stop: &AtomicBool, created:
                 if col.writes() {
                     (0..n).for_each(|i| created.claim(&child_file(plan, t, i)));
                 }
-                let (mut outs, wall_s, cpu_s) = run_children(&cell, t, col, n)?;
+                let (mut outs, wall_s, cpu_s) = run_children(&cell, t, col, n, created)?;
                 partial |= outs.iter().any(|o| o.stopped);
                 let first = outs.iter().map(|o| o.start).min().unwrap_or_else(Instant::now);
                 let last = outs.iter().map(|o| o.end).max().unwrap_or(first);
@@ -119,7 +119,7 @@ fn secs(ns: u64) -> f64 {
 
 /// One test by `n` children at once: their figures, and the wall and CPU
 /// seconds of the whole test.
-fn run_children(cell: &Cell, t: &Throughput, col: Column, n: usize) -> Result<(Vec<PassOut>, f64, f64), String> {
+fn run_children(cell: &Cell, t: &Throughput, col: Column, n: usize, created: &Created) -> Result<(Vec<PassOut>, f64, f64), String> {
     let plan = cell.plan;
     let wall = AtomicBool::new(false);
     let gate = StartGate::default();
@@ -141,6 +141,7 @@ fn run_children(cell: &Cell, t: &Throughput, col: Column, n: usize) -> Result<(V
                     let order = order_for(col, cell.file_bytes / cell.rec, t.mixed_sequential);
                     let mut ctx = cell.ctx(path, &order, t.stonewall.then_some(wall));
                     ctx.mixed_reads = mixed_reader(t, i, n);
+                    ctx.owner = created.token(path);
                     if !gate.ready_and_wait() {
                         return Err("not started: another child could not start".into());
                     }

@@ -2,6 +2,7 @@
 //! and opening. Everything here happens before the measured window.
 
 use super::offsets::Region;
+use crate::environment::cleanup::{self, Token};
 use crate::environment::lock::{lock_open, lock_path, Lock, LockError};
 use crate::environment::safety;
 use crate::environment::space::Need;
@@ -34,7 +35,11 @@ pub struct PreparedFile {
 /// the same files is refused instead of writing into the first one's.
 #[derive(Default, Debug)]
 pub struct Ledger {
-    pub created: Vec<PathBuf>,
+    /// Each with the undo step that removes it, on record with its identity
+    /// (so `fsbench cleanup` removes it after a SIGKILL); None for what the
+    /// engine creates itself during the run (`create_on_open`, the file
+    /// engines), which this run removes by name and no record lists.
+    pub created: Vec<(PathBuf, Option<Token>)>,
     /// Files laid out in this run, with the length they were given.
     laid_out: std::collections::HashMap<PathBuf, u64>,
     locks: Vec<Lock>,
@@ -71,22 +76,41 @@ impl Ledger {
     /// Delete the created files for which `pred` holds; returns what failed.
     pub fn remove_where(&mut self, pred: impl Fn(&Path) -> bool) -> Vec<String> {
         let mut errors = Vec::new();
-        self.created.retain(|p| {
-            if !pred(p) {
-                return true;
+        let mut kept = Vec::new();
+        for (p, token) in self.created.drain(..) {
+            if !pred(&p) {
+                kept.push((p, token));
+                continue;
+            }
+            if let Some(t) = token {
+                if let Err(e) = t.done() {
+                    errors.push(e);
+                }
+                continue;
             }
             // Directories are the dir* engines' files.
-            let removed = if p.is_dir() { std::fs::remove_dir(p) } else { std::fs::remove_file(p) };
+            let removed = if p.is_dir() { std::fs::remove_dir(&p) } else { std::fs::remove_file(&p) };
             match removed {
-                Ok(()) => false,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(e) => {
                     errors.push(format!("could not remove {}: {e}", p.display()));
-                    true
+                    kept.push((p, None));
                 }
             }
-        });
+        }
+        self.created = kept;
         errors
+    }
+
+    /// The created files that stay (fio keeps its files): the user's from
+    /// now on, off this run's record.
+    pub fn hand_over(&mut self) {
+        for (_, t) in self.created.drain(..) {
+            if let Some(t) = t {
+                t.forget();
+            }
+        }
     }
 }
 
@@ -285,14 +309,14 @@ fn by_path(spec: &JobSpec, path: PathBuf, size: u64, uses: FileUse, ledger: &mut
     match uses {
         FileUse::MadeByEngine => {
             if !exists && ledger.laid_out.insert(path.clone(), 0).is_none() {
-                ledger.created.push(path.clone());
+                ledger.created.push((path.clone(), None));
             }
             Ok(PreparedFile { path, region, create: true, diskless: false, chardev: false })
         }
         FileUse::DirsByPath => {
             if !exists {
                 std::fs::create_dir(&path).map_err(|e| format!("cannot create directory {}: {e}", path.display()))?;
-                ledger.created.push(path.clone());
+                ledger.created.push((path.clone(), Some(cleanup::made_dir(&path))));
             } else if !path.is_dir() {
                 return Err(format!("job '{}': {} exists and is not a directory", spec.name, path.display()).into());
             }
@@ -353,7 +377,7 @@ fn lay_out(spec: &JobSpec, path: &Path, needed: u64, ledger: &mut Ledger) -> Res
         return Err(format!("{} does not exist and allow_file_create=0 forbids creating it", path.display()).into());
     }
     if !exists && spec.create_on_open && !spec.rw.reads() {
-        ledger.created.push(path.to_path_buf());
+        ledger.created.push((path.to_path_buf(), None));
         ledger.laid_out.insert(path.to_path_buf(), needed);
         return Ok(true);
     }
@@ -362,15 +386,22 @@ fn lay_out(spec: &JobSpec, path: &Path, needed: u64, ledger: &mut Ledger) -> Res
             return Err(format!("directory {} does not exist", parent.display()).into());
         }
     }
-    let f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
-        .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-    if !exists {
-        ledger.created.push(path.to_path_buf());
+    // A file that is not there yet is made here (O_EXCL: it is this run's,
+    // and goes on record with its identity).
+    let token = (!exists).then(|| cleanup::file_to_create(path));
+    let opened = OpenOptions::new().read(true).write(true).create(true).create_new(!exists).truncate(false).open(path);
+    let f = match opened {
+        Ok(f) => f,
+        Err(e) => {
+            if let Some(t) = token {
+                t.forget();
+            }
+            return Err(format!("cannot create {}: {e}", path.display()).into());
+        }
+    };
+    if let Some(t) = token {
+        t.created_fd(f.as_raw_fd());
+        ledger.created.push((path.to_path_buf(), Some(t)));
     }
     // Before anything is written: the file may be another run's.
     ledger.lock(path, Some(&f))?;

@@ -262,6 +262,7 @@ pub(crate) fn run(jobs: Vec<JobSpec>, opts: &RunOptions, layout: &str) -> Result
     for e in ledger.remove_where(|p| cleanup_all || unlink.iter().any(|u| u == p)) {
         warnings.warn(e);
     }
+    ledger.hand_over();
     if let Some(e) = failure {
         return Err(e);
     }

@@ -221,7 +221,8 @@ fn many_subdirectories_use_relative_names() {
         }
     })
     .unwrap();
-    assert_eq!(dirs, MAX_DIR_FDS + 10);
+    // The subdirectories, in the run's own directory.
+    assert_eq!(dirs, MAX_DIR_FDS + 10 + 1);
     check_consistent(&o);
     assert!(tree(dir.path()).is_empty());
 }
@@ -275,21 +276,54 @@ fn stop_flag_ends_early_partial_and_clean() {
 #[test]
 fn never_touches_what_it_did_not_create() {
     let dir = tempfile::tempdir().unwrap();
-    // A foreign file with a name the run wants: an error, and it survives.
+    // A file with a name the run uses, and a subdirectory `s1` with a file
+    // in it: the run's files are in a directory of its own, so neither is
+    // touched, and nothing else is left.
     std::fs::write(dir.path().join("150"), "mine").unwrap();
-    let e = run(&plan_in(dir.path()), &AtomicBool::new(false)).unwrap_err();
-    assert!(matches!(&e, PostmarkRunError::Exists { path } if path.ends_with("150")), "{e}");
-    assert!(e.to_string().contains("not created by this run"), "{e}");
-    assert_eq!(tree(dir.path()), vec![(dir.path().join("150"), Some(4))]);
-    std::fs::remove_file(dir.path().join("150")).unwrap();
-    // A subdirectory that already exists is used but not removed, and
-    // neither is what was in it.
     std::fs::create_dir(dir.path().join("s1")).unwrap();
     std::fs::write(dir.path().join("s1/keep"), "x").unwrap();
-    go(&PostmarkPlan { subdirectories: 3, ..plan_in(dir.path()) });
-    let mut left = tree(dir.path());
-    left.sort();
-    assert_eq!(left, vec![(dir.path().join("s1"), None), (dir.path().join("s1/keep"), Some(1))]);
+    let mut before = tree(dir.path());
+    before.sort();
+    let mut own = Vec::new();
+    let o = run_with_hook(&PostmarkPlan { subdirectories: 3, ..plan_in(dir.path()) }, &AtomicBool::new(false), &mut |p| {
+        if p == Phase::PoolCreated {
+            own = tree(dir.path()).into_iter().filter(|(p, s)| s.is_none() && p.parent() == Some(dir.path())).map(|(p, _)| p).collect();
+        }
+    })
+    .unwrap();
+    check_consistent(&o);
+    let own: Vec<&PathBuf> = own.iter().filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("fsbench-postmark-")).collect();
+    assert_eq!(own.len(), 1, "one directory of the run's own during the run");
+    let mut after = tree(dir.path());
+    after.sort();
+    assert_eq!(after, before);
+    assert_eq!(std::fs::read(dir.path().join("150")).unwrap(), b"mine");
+}
+
+#[test]
+fn the_runs_directory_is_on_record_with_its_identity() {
+    use crate::environment::cleanup::{pending, Action};
+    let dir = tempfile::tempdir().unwrap();
+    let mut listed = Vec::new();
+    go_with(&PostmarkPlan { number: 20, transactions: 10, ..plan_in(dir.path()) }, &mut |p| {
+        if p == Phase::PoolCreated {
+            listed = pending()
+                .into_iter()
+                .filter_map(|a| match a {
+                    Action::RemoveDir(o) if o.path.starts_with(dir.path().canonicalize().unwrap()) => Some(o),
+                    _ => None,
+                })
+                .collect();
+        }
+    });
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert!(listed[0].id.is_some(), "with its identity: {listed:?}");
+    assert!(!pending().iter().any(|a| matches!(a, Action::RemoveDir(o) if o.path == listed[0].path)), "done at the end");
+    assert!(!listed[0].path.exists());
+}
+
+fn go_with(plan: &PostmarkPlan, hook: &mut dyn FnMut(Phase)) -> PostmarkOutcome {
+    run_with_hook(plan, &AtomicBool::new(false), hook).unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]

@@ -10,6 +10,7 @@ mod client;
 pub mod gen;
 pub(crate) mod measure;
 
+use crate::environment::cleanup::{self, Token};
 use crate::kvstore::{self, Status, StoreConfig};
 use crate::model::store;
 use crate::model::ycsb::{Interval, Measurement, Phase, YcsbPlan};
@@ -20,7 +21,7 @@ use crate::runner::window::Window;
 use crate::runner::{RunError, RunOptions};
 use measure::{Live, Metric, Recorder, Snapshot};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -33,9 +34,7 @@ pub(crate) fn run_plan(
 ) -> Result<RunResult, RunError> {
     let started_unix = crate::runner::unix_now();
     let desc = store::find(&plan.store.name).ok_or_else(|| format!("unknown store {}", plan.store.name))?;
-    if let Some(d) = &plan.store.dir {
-        std::fs::create_dir_all(d).map_err(|e| format!("{}.dir={}: cannot create it: {e}", desc.name, d.display()))?;
-    }
+    let made = StoreDir::make(plan.store.dir.as_deref(), desc.name)?;
     let field_names = plan.field_names();
     let cfg = StoreConfig {
         dir: plan.store.dir.clone(),
@@ -131,7 +130,47 @@ pub(crate) fn run_plan(
         opts.events.warning(&w);
         warnings.push(w);
     }
+    made.finish(partial || error.is_some());
     Ok(result(plan, opts, layout, started_unix, outcomes, runtime, group, dirs, partial, error, counters_after, warnings))
+}
+
+/// The store's directory when this run made it: on record (with its
+/// identity) while the run lasts, so a killed load leaves what `fsbench
+/// cleanup` removes; removed when the run fails, stops or cannot start,
+/// the user's once a run completes (a loaded store is what `load` is for).
+struct StoreDir(Option<Token>);
+
+impl StoreDir {
+    fn make(dir: Option<&Path>, store: &str) -> Result<StoreDir, String> {
+        let Some(d) = dir else { return Ok(StoreDir(None)) };
+        // The outermost directory that is missing is the one this run makes.
+        let mut top = None;
+        let mut cur = Some(d);
+        while let Some(p) = cur.filter(|p| !p.as_os_str().is_empty() && std::fs::symlink_metadata(p).is_err()) {
+            top = Some(p.to_path_buf());
+            cur = p.parent();
+        }
+        std::fs::create_dir_all(d).map_err(|e| format!("{store}.dir={}: cannot create it: {e}", d.display()))?;
+        Ok(StoreDir(top.map(|t| cleanup::made_dir(&t))))
+    }
+
+    fn finish(mut self, failed: bool) {
+        if let Some(t) = self.0.take() {
+            if failed {
+                let _ = t.done();
+            } else {
+                t.forget();
+            }
+        }
+    }
+}
+
+impl Drop for StoreDir {
+    fn drop(&mut self) {
+        if let Some(t) = self.0.take() {
+            let _ = t.done();
+        }
+    }
 }
 
 fn failed_outcome(msg: &str) -> client::Outcome {
