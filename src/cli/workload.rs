@@ -49,9 +49,11 @@ pub fn command(f: &dyn Frontend) -> Command {
 /// Separate fsbench's flags (those `own` defines, with their values) from
 /// the tool's own arguments. The flags come from the clap definitions, so a
 /// new common flag is never passed to the tool by mistake.
+///
+/// A flag whose value is optional (`--trace[=DEV]`) takes it only after
+/// `=`: the next word is never its value.
 fn split(args: &[String], own: &Command) -> (Vec<String>, Vec<String>) {
-    let takes_value =
-        |name: &str| -> Option<bool> { own.get_arguments().find(|a| a.get_long() == Some(name)).map(|a| a.get_action().takes_values()) };
+    let takes_value = |name: &str| -> Option<bool> { own.get_arguments().find(|a| a.get_long() == Some(name)).map(takes_next_word) };
     let (mut mine, mut rest) = (Vec::new(), Vec::new());
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -68,6 +70,13 @@ fn split(args: &[String], own: &Command) -> (Vec<String>, Vec<String>) {
         }
     }
     (mine, rest)
+}
+
+/// Whether the word after this flag is its value: a flag that takes one,
+/// unless the value is optional or must be attached with `=`.
+fn takes_next_word(a: &Arg) -> bool {
+    let optional = a.get_num_args().is_some_and(|r| r.min_values() == 0);
+    a.get_action().takes_values() && !optional && !a.is_require_equals_set()
 }
 
 pub fn run(f: &dyn Frontend, m: &ArgMatches) -> i32 {
@@ -413,5 +422,43 @@ mod tests {
         let (mine, rest) = split(&args, &own);
         assert_eq!(mine, vec!["--output-format", "json", "--keep-files", "--output=x.json", "--repeat", "3", "--ignore-unknown"]);
         assert_eq!(rest, vec!["job.fio", "--size=1g", "--runtime=5"]);
+    }
+
+    #[test]
+    fn an_optional_value_is_never_the_next_word() {
+        let own = with_common_flags(crate::frontend::fio::Fio.command());
+        let args: Vec<String> =
+            ["--trace", "--trace-output", "/t/base", "--trace=loop3", "job.fio"].iter().map(|s| s.to_string()).collect();
+        let (mine, rest) = split(&args, &own);
+        assert_eq!(mine, vec!["--trace", "--trace-output", "/t/base", "--trace=loop3"]);
+        assert_eq!(rest, vec!["job.fio"]);
+    }
+
+    /// Every flag of every command whose value may be left out takes it
+    /// only with `=` (`--trace[=DEV]`): otherwise `--trace --trace-output X`
+    /// reads `--trace-output` as the device. Today that is `--trace` alone,
+    /// on every workload command.
+    #[test]
+    fn optional_values_need_an_equals_sign_on_every_command() {
+        fn walk(c: &Command, path: &str, found: &mut Vec<String>) {
+            for a in c.get_arguments() {
+                let optional = a.get_num_args().is_some_and(|r| r.min_values() == 0 && r.max_values() > 0);
+                if a.get_action().takes_values() && optional && a.get_long().is_some() {
+                    assert!(a.is_require_equals_set(), "{path} --{} takes an optional value without `=`", a.get_long().unwrap());
+                    found.push(format!("{path} --{}", a.get_long().unwrap()));
+                }
+            }
+            for s in c.get_subcommands() {
+                walk(s, &format!("{path} {}", s.get_name()), found);
+            }
+        }
+        let mut found = Vec::new();
+        walk(&super::super::command(), "fsbench", &mut found);
+        // The families that take their tool's options as one list parse ours in a command of their own.
+        for f in crate::frontend::FRONTENDS.iter().filter(|f| f.raw_args()) {
+            walk(&with_common_flags(f.command()), &format!("fsbench {}", f.name()), &mut found);
+        }
+        assert!(found.iter().any(|f| f == "fsbench fio --trace"), "{found:?}");
+        assert!(found.iter().all(|f| f.ends_with(" --trace")), "{found:?}");
     }
 }
