@@ -72,6 +72,9 @@ pub fn run(a: TraceArgs) -> i32 {
         let dev = a.device.rsplit('/').next().unwrap_or(&a.device);
         PathBuf::from(".").join(dev)
     });
+    if let Err(code) = super::check_outputs("trace", &[("-o".into(), basename.clone())]) {
+        return code;
+    }
     let stop = super::install_stop_handler();
     let sess = match TraceRun::start(&a.device, method, Some(a.buffer_kb), act_mask, &basename) {
         Ok(s) => s,

@@ -134,7 +134,7 @@ pub fn run(f: &dyn Frontend, m: &ArgMatches) -> i32 {
             // Listings and configurations go to stdout unless stdout
             // carries a machine-readable document.
             Ok(Step::Print { text, append_to: Some(path) }) => {
-                if let Err(e) = append(&path, &text) {
+                if let Err(e) = append(name, &path, &text) {
                     super::fail(format!("fsbench {name}: error: {e}"));
                     status = status.max(1);
                 }
@@ -142,6 +142,12 @@ pub fn run(f: &dyn Frontend, m: &ArgMatches) -> i32 {
             Ok(Step::Print { text, append_to: None }) if exporter.is_text() => print!("{text}"),
             Ok(Step::Print { text, append_to: None }) => eprint!("{text}"),
             Ok(Step::Run { lowered, append_report_to }) => {
+                if let Some(p) = &append_report_to {
+                    if let Err(code) = super::check_outputs(name, &[(format!("{name}'s report file"), p.clone())]) {
+                        status = status.max(code);
+                        continue;
+                    }
+                }
                 let out = append_report_to.map(Output::Append).unwrap_or(Output::Given(common.output.clone()));
                 let code = run_plan(*lowered, &env, &repeat, &opts, &exporter, &out);
                 status = status.max(code);
@@ -167,6 +173,12 @@ pub(super) fn check_flags(name: &str, common: &CommonArgs, repeat: &RepeatArgs) 
     let kind = if repeat.wanted() { DocKind::Repeated } else { DocKind::Run };
     let exporter = exporter_for(name, &common.output_format, kind)?;
     super::check_output(name, &common.output)?;
+    let mut outputs: Vec<(String, PathBuf)> = repeat.charts.iter().map(|d| ("--charts".to_string(), d.clone())).collect();
+    if repeat.trace.is_some() {
+        let base = repeat.trace_output.clone().unwrap_or_else(crate::runner::trace::default_basename);
+        outputs.push(("--trace-output".into(), base));
+    }
+    super::check_outputs(name, &outputs)?;
     let env = EnvFlags::check(repeat, common.allow_uncontrolled).map_err(|e| {
         super::fail(format!("fsbench {name}: {e}"));
         2
@@ -280,6 +292,9 @@ pub(super) fn run_plan(lowered: Lowered, env: &EnvFlags, repeat: &RepeatArgs, op
         opts.events.warning(w);
     }
     let plan = lowered.plan;
+    if let Err(code) = super::check_outputs(plan.layout, &crate::environment::safety::plan_outputs(&plan)) {
+        return code;
+    }
     let background = env.background.as_ref().map(|b| b.spec_in(&plan.data_dir().join("fsbench-background")));
     let mut cells: Vec<CellRun> = Vec::new();
     let trace_default = crate::runner::trace::default_basename();
@@ -344,10 +359,11 @@ fn trace_basename(t: &crate::model::environment::TraceSpec, default: &std::path:
 /// `-b`, from the last run) and, with `--charts DIR`, the layout's charts
 /// over every run that did not fail.
 fn side_outputs(layout: &str, runs: &[&crate::result::RunResult], charts: Option<&std::path::Path>) -> Result<(), String> {
+    use crate::environment::safety::{check_output_path, write_output};
     let Some(l) = crate::report::layout::find(layout) else { return Ok(()) };
     if let Some(last) = runs.last() {
         for (path, text) in (l.files)(last) {
-            std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            write_output(&format!("{layout}'s file"), &path, text.as_bytes())?;
         }
     }
     let Some(dir) = charts else { return Ok(()) };
@@ -360,10 +376,11 @@ fn side_outputs(layout: &str, runs: &[&crate::result::RunResult], charts: Option
         eprintln!("fsbench: --charts: the {layout} layout has no charts yet; nothing written");
         return Ok(());
     }
+    check_output_path("--charts", dir)?;
     std::fs::create_dir_all(dir).map_err(|e| format!("--charts: cannot create {}: {e}", dir.display()))?;
     for (name, svg) in svgs {
         let path = dir.join(name);
-        std::fs::write(&path, svg).map_err(|e| format!("--charts: cannot write {}: {e}", path.display()))?;
+        write_output("--charts", &path, svg.as_bytes())?;
         eprintln!("fsbench: wrote {}", path.display());
     }
     Ok(())
@@ -378,7 +395,7 @@ fn write(exporter: &Formats, doc: &Document, out: &Output) -> Result<(), i32> {
                 super::fail(format!("fsbench: error: {e}"));
                 1
             })?;
-            append(path, &text).map_err(|e| {
+            append("report", path, &text).map_err(|e| {
                 super::fail(format!("fsbench: error: {e}"));
                 1
             })
@@ -387,13 +404,9 @@ fn write(exporter: &Formats, doc: &Document, out: &Output) -> Result<(), i32> {
 }
 
 /// Append `text` to a file the workload named (created if missing).
-fn append(path: &std::path::Path, text: &str) -> Result<(), String> {
+fn append(name: &str, path: &std::path::Path, text: &str) -> Result<(), String> {
     use std::io::Write;
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(|e| format!("cannot append to {}: {e}", path.display()))?;
+    let mut f = crate::environment::safety::create_output(&format!("{name}'s file"), path, true)?;
     f.write_all(text.as_bytes()).map_err(|e| format!("cannot append to {}: {e}", path.display()))
 }
 
