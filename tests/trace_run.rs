@@ -198,7 +198,9 @@ fn trace_leaves_the_next_flag_alone() {
         ["fio", "--name=w", "--rw=write", "--size=64k", &format!("--directory={d}")].map(String::from).to_vec(),
         ["iozone", "-i", "0", "-s", "64k", "-r", "4k", "-f", &format!("{d}/f")].map(String::from).to_vec(),
         ["bonnie", "-d", &d, "-s", "16", "-r", "8", "-n", "0", "-u", "root"].map(String::from).to_vec(),
-        ["ycsb", "load", "rocksdb", "-P", "workloada", "-p", "recordcount=10", "-p", &format!("rocksdb.dir={d}/db")].map(String::from).to_vec(),
+        ["ycsb", "load", "rocksdb", "-P", "workloada", "-p", "recordcount=10", "-p", &format!("rocksdb.dir={d}/db")]
+            .map(String::from)
+            .to_vec(),
     ];
     let state = tempfile::tempdir().unwrap();
     // Bonnie++ as root needs `-u`, which only root may give.

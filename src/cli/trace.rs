@@ -176,6 +176,9 @@ pub fn run(a: TraceArgs) -> i32 {
     for n in &captured.notes {
         eprintln!("fsbench trace: note: {n}");
     }
+    for w in &captured.warnings {
+        eprintln!("fsbench trace: warning: {}", w.strip_prefix("trace: ").unwrap_or(w));
+    }
     if let Some(s) = status_line {
         eprintln!("fsbench trace: {s}");
     }

@@ -243,7 +243,7 @@ pub fn perform(a: &Action) -> Result<(), String> {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
             Err(e) => Err(e.to_string()),
         },
-        Action::Trace(u) => u.perform(),
+        Action::Trace(u) => crate::environment::trace::undo(u),
     }
 }
 

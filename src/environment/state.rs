@@ -304,7 +304,8 @@ fn verdict(a: &Action, same_boot: bool, live: &[Found]) -> Result<(), String> {
             Some(pid) => Err(format!("pid {pid} holds its lock")),
             None => Ok(()),
         },
-        Action::Unmount(_) | Action::RemoveFile(_) | Action::Trace(_) => Ok(()),
+        Action::Trace(u) => crate::environment::trace::verdict(u),
+        Action::Unmount(_) | Action::RemoveFile(_) => Ok(()),
     }
 }
 
