@@ -490,6 +490,7 @@ fn ctrl_c_stops_the_trace_and_the_command() {
     let bin = assert_cmd::cargo::cargo_bin("fsbench");
     let child = std::process::Command::new(bin)
         .args(["trace", "-d", &l.name, "--method", "tracepoints", "-o", &l.base(), "--", "sleep", "30"])
+        .env("FSBENCH_STATE_DIR", l._dir.path())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

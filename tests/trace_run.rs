@@ -64,6 +64,7 @@ fn traced_writes(l: &Loop, base: &Path, size: &str, extra: &[&str]) -> (serde_js
         .args(extra)
         .arg(format!("--trace-output={}", base.display()))
         .args(["--output-format=json", "--no-progress"])
+        .env("FSBENCH_STATE_DIR", l.dir.path())
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
@@ -132,6 +133,7 @@ fn trace_mask_keeps_only_the_categories_named() {
     let bad = fsbench()
         .args(["fio", "--name=w", "--rw=write", "--bs=4k", "--size=1m", "--allow-device", "--trace", "--trace-mask=issue,dispatch"])
         .arg(format!("--filename={}", l.dev))
+        .env("FSBENCH_STATE_DIR", l.dir.path())
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&bad.stderr);
@@ -149,6 +151,7 @@ fn text_report_ends_with_the_trace() {
         .arg("--trace")
         .arg(format!("--trace-output={}", base.display()))
         .arg("--no-progress")
+        .env("FSBENCH_STATE_DIR", l.dir.path())
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -170,11 +173,73 @@ fn trace_of_tmpfs_is_refused_with_the_flag_named() {
         .args(["fio", "--name=w", "--rw=write", "--bs=4k", "--size=1m", "--trace", "--no-progress"])
         .arg(format!("--directory={}", dir.path().display()))
         .current_dir(dir.path())
+        .env("FSBENCH_STATE_DIR", dir.path())
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(err.contains("--trace") && err.contains("no block device"), "{err}");
+}
+
+/// `--trace` takes a device only after `=`: in `--trace --trace-output
+/// BASE` (a space) the next flag is a flag, in every family whose tool's
+/// options come mixed with fsbench's. On tmpfs the run gets as far as
+/// looking for the device under its files, which is what this checks.
+#[test]
+fn trace_leaves_the_next_flag_alone() {
+    let Ok(dir) = tempfile::tempdir_in("/dev/shm") else {
+        skip("no /dev/shm");
+        return;
+    };
+    let out_dir = tempfile::tempdir().unwrap();
+    let base = out_dir.path().join("t").display().to_string();
+    let d = dir.path().display().to_string();
+    let cases: [Vec<String>; 4] = [
+        ["fio", "--name=w", "--rw=write", "--size=64k", &format!("--directory={d}")].map(String::from).to_vec(),
+        ["iozone", "-i", "0", "-s", "64k", "-r", "4k", "-f", &format!("{d}/f")].map(String::from).to_vec(),
+        ["bonnie", "-d", &d, "-s", "16", "-r", "8", "-n", "0", "-u", "root"].map(String::from).to_vec(),
+        ["ycsb", "load", "rocksdb", "-P", "workloada", "-p", "recordcount=10", "-p", &format!("rocksdb.dir={d}/db")]
+            .map(String::from)
+            .to_vec(),
+    ];
+    let state = tempfile::tempdir().unwrap();
+    // Bonnie++ as root needs `-u`, which only root may give.
+    for args in cases.into_iter().filter(|a| a[0] != "bonnie" || is_root()) {
+        for tail in [vec!["--trace", "--trace-output", &base], vec!["--trace", "--trace-mask", "issue,complete", "--trace-output", &base]] {
+            let out = fsbench()
+                .args(&args)
+                .args(&tail)
+                .arg("--no-progress")
+                .current_dir(dir.path())
+                .env("FSBENCH_STATE_DIR", state.path())
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(!err.contains("a value is required") && !err.contains("unexpected argument"), "{args:?} {tail:?}: {err}");
+            assert!(err.contains("--trace: no block device under") && err.contains("tmpfs has none"), "{args:?} {tail:?}: {err}");
+        }
+    }
+}
+
+/// The same with a device to trace: the files go to the base named after
+/// the space.
+#[test]
+fn trace_then_a_spaced_trace_output_traces_into_it() {
+    let Some(l) = setup() else { return };
+    let base = l.dir.path().join("spaced");
+    let out = fsbench()
+        .args(["fio", "--name=w", "--rw=write", "--bs=4k", "--size=1m", "--direct=1", "--allow-device", "--no-progress"])
+        .arg(format!("--filename={}", l.dev))
+        .args(["--trace", "--trace-output"])
+        .arg(&base)
+        .env("FSBENCH_STATE_DIR", l.dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let first = std::path::PathBuf::from(format!("{}.blktrace.0", base.display()));
+    assert!(first.exists(), "{} was written: {err}", first.display());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Block trace of"));
 }
 
 fn which(tool: &str) -> bool {

@@ -17,6 +17,19 @@ pub fn run(a: CleanupArgs) -> i32 {
         eprintln!("fsbench cleanup: no state directory: set {} or HOME", state::ENV);
         return 2;
     };
+    // The top-level tracer's record is machine-wide, whatever the state directory.
+    let (tracer_failed, else_) = match crate::environment::trace::recover_dead_claim(a.dry_run) {
+        Ok(lines) if lines.is_empty() => (0usize, ""),
+        Ok(lines) => {
+            println!("an fsbench run that is gone left the top-level tracer changed:");
+            lines.iter().for_each(|l| println!("  {l}"));
+            (0, " else")
+        }
+        Err(e) => {
+            println!("an fsbench run that is gone left the top-level tracer changed:\n  FAILED: {e}");
+            (1, " else")
+        }
+    };
     let records = Records::read(&dir);
     for u in &records.unreadable {
         eprintln!("fsbench cleanup: warning: not a state record, left alone: {u}");
@@ -25,10 +38,10 @@ pub fn run(a: CleanupArgs) -> i32 {
         println!("fsbench pid {} is running; what it made is its own to undo ({})", f.record.pid, f.file.display());
     }
     if records.dead.is_empty() {
-        println!("nothing left behind by fsbench runs that died (records in {})", dir.display());
-        return 0;
+        println!("nothing{else_} left behind by fsbench runs that died (records in {})", dir.display());
+        return tracer_failed.min(1) as i32;
     }
-    let failed = records.undo(|_| true, a.dry_run, &mut |line| println!("{line}"));
+    let failed = tracer_failed + records.undo(|_| true, a.dry_run, &mut |line| println!("{line}"));
     if failed > 0 {
         eprintln!("fsbench cleanup: {failed} step(s) failed; they stay on record for the next `fsbench cleanup`");
         return 1;

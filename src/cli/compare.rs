@@ -46,6 +46,9 @@ pub fn run(a: CompareArgs) -> i32 {
         Ok(e) => e,
         Err(code) => return code,
     };
+    if let Err(code) = super::check_outputs("compare", &a.charts.iter().map(|d| ("--charts".to_string(), d.clone())).collect::<Vec<_>>()) {
+        return code;
+    }
     let sides = load_side(&a.a).and_then(|sa| load_side(&a.b).map(|sb| (sa, sb)));
     let (mut sa, mut sb) = match sides {
         Ok(s) => s,

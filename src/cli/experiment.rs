@@ -70,6 +70,11 @@ pub fn run_cmd(a: ExperimentArgs) -> i32 {
             return 2;
         }
     };
+    // The results directory holds every run, report, chart and trace.
+    let flag = if a.resume.is_some() { "--resume" } else { "--out" };
+    if let Err(code) = super::check_outputs("experiment", &[(flag.to_string(), out.clone())]) {
+        return code;
+    }
     if let Err(problems) = preflight(&exp, a.common.allow_device, a.common.allow_uncontrolled) {
         for p in &problems {
             super::fail(format!("fsbench experiment: error: {}: {p}", exp.file.display()));

@@ -317,7 +317,7 @@ pub const ERROR_SCHEMA: &str = "fsbench-error/1";
 pub fn emit(text: &str, output: &Option<PathBuf>) -> Result<(), String> {
     DOC_WRITTEN.store(true, Ordering::Relaxed);
     match output {
-        Some(p) => std::fs::write(p, text).map_err(|e| format!("cannot write {}: {e}", p.display())),
+        Some(p) => crate::environment::safety::write_output("--output", p, text.as_bytes()),
         None => {
             use std::io::Write;
             let mut out = std::io::stdout().lock();
@@ -336,12 +336,24 @@ pub fn exporter_for(command: &str, format: &str, kind: DocKind) -> Result<Format
     })
 }
 
-/// `--output FILE` must be writable before anything runs, or the results
-/// of a long run would be lost at its end.
+/// `--output FILE` must be a place for an output (see
+/// [`check_outputs`]) and writable before anything runs, or the results of
+/// a long run would be lost at its end.
 pub fn check_output(command: &str, output: &Option<PathBuf>) -> Result<(), i32> {
     let Some(p) = output else { return Ok(()) };
+    check_outputs(command, &[("--output".into(), p.clone())])?;
     std::fs::OpenOptions::new().write(true).create(true).truncate(false).open(p).map(|_| ()).map_err(|e| {
         fail(format!("fsbench {command}: --output {}: {e}; nothing was run", p.display()));
+        2
+    })
+}
+
+/// The outputs a command will write, each with the flag or option that
+/// names it, refused before anything runs when one is a device or under
+/// /dev (`environment::safety::check_output_path`); exit status 2.
+pub fn check_outputs(command: &str, outputs: &[(String, PathBuf)]) -> Result<(), i32> {
+    crate::environment::safety::check_output_paths(outputs).map_err(|e| {
+        fail(format!("fsbench {command}: {e}; nothing was run"));
         2
     })
 }

@@ -74,6 +74,9 @@ pub fn run(a: ReplayArgs) -> i32 {
         }
     };
     if let Some(out) = &a.to_iolog {
+        if let Err(code) = super::check_outputs("replay", &[("--to-iolog".into(), out.clone())]) {
+            return code;
+        }
         return to_iolog(&a, &trace, out);
     }
     let Some(target) = a.target.clone() else {
@@ -181,8 +184,8 @@ fn to_iolog(a: &ReplayArgs, trace: &Trace, out: &std::path::Path) -> i32 {
             return 2;
         }
     };
-    if let Err(e) = std::fs::write(out, text) {
-        super::fail(format!("fsbench replay: --to-iolog {}: {e}", out.display()));
+    if let Err(e) = crate::environment::safety::write_output("--to-iolog", out, text.as_bytes()) {
+        super::fail(format!("fsbench replay: {e}"));
         return 1;
     }
     let count = |d: crate::model::replay::Dir| trace.ios.iter().filter(|i| i.dir == d).count();

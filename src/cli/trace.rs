@@ -72,6 +72,9 @@ pub fn run(a: TraceArgs) -> i32 {
         let dev = a.device.rsplit('/').next().unwrap_or(&a.device);
         PathBuf::from(".").join(dev)
     });
+    if let Err(code) = super::check_outputs("trace", &[("-o".into(), basename.clone())]) {
+        return code;
+    }
     let stop = super::install_stop_handler();
     let sess = match TraceRun::start(&a.device, method, Some(a.buffer_kb), act_mask, &basename) {
         Ok(s) => s,
@@ -172,6 +175,9 @@ pub fn run(a: TraceArgs) -> i32 {
     }
     for n in &captured.notes {
         eprintln!("fsbench trace: note: {n}");
+    }
+    for w in &captured.warnings {
+        eprintln!("fsbench trace: warning: {}", w.strip_prefix("trace: ").unwrap_or(w));
     }
     if let Some(s) = status_line {
         eprintln!("fsbench trace: {s}");

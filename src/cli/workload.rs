@@ -49,9 +49,11 @@ pub fn command(f: &dyn Frontend) -> Command {
 /// Separate fsbench's flags (those `own` defines, with their values) from
 /// the tool's own arguments. The flags come from the clap definitions, so a
 /// new common flag is never passed to the tool by mistake.
+///
+/// A flag whose value is optional (`--trace[=DEV]`) takes it only after
+/// `=`: the next word is never its value.
 fn split(args: &[String], own: &Command) -> (Vec<String>, Vec<String>) {
-    let takes_value =
-        |name: &str| -> Option<bool> { own.get_arguments().find(|a| a.get_long() == Some(name)).map(|a| a.get_action().takes_values()) };
+    let takes_value = |name: &str| -> Option<bool> { own.get_arguments().find(|a| a.get_long() == Some(name)).map(takes_next_word) };
     let (mut mine, mut rest) = (Vec::new(), Vec::new());
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -68,6 +70,13 @@ fn split(args: &[String], own: &Command) -> (Vec<String>, Vec<String>) {
         }
     }
     (mine, rest)
+}
+
+/// Whether the word after this flag is its value: a flag that takes one,
+/// unless the value is optional or must be attached with `=`.
+fn takes_next_word(a: &Arg) -> bool {
+    let optional = a.get_num_args().is_some_and(|r| r.min_values() == 0);
+    a.get_action().takes_values() && !optional && !a.is_require_equals_set()
 }
 
 /// A workload command line, checked and lowered: all `run` knows before
@@ -166,7 +175,7 @@ pub fn run(f: &dyn Frontend, m: &ArgMatches) -> i32 {
             // Listings and configurations go to stdout unless stdout
             // carries a machine-readable document.
             Ok(Step::Print { text, append_to: Some(path) }) => {
-                if let Err(e) = append(&path, &text) {
+                if let Err(e) = append(name, &path, &text) {
                     super::fail(format!("fsbench {name}: error: {e}"));
                     status = status.max(1);
                 }
@@ -174,6 +183,12 @@ pub fn run(f: &dyn Frontend, m: &ArgMatches) -> i32 {
             Ok(Step::Print { text, append_to: None }) if exporter.is_text() => print!("{text}"),
             Ok(Step::Print { text, append_to: None }) => eprint!("{text}"),
             Ok(Step::Run { lowered, append_report_to }) => {
+                if let Some(p) = &append_report_to {
+                    if let Err(code) = super::check_outputs(name, &[(format!("{name}'s report file"), p.clone())]) {
+                        status = status.max(code);
+                        continue;
+                    }
+                }
                 let out = append_report_to.map(Output::Append).unwrap_or(Output::Given(common.output.clone()));
                 let code = run_plan(*lowered, &env, &repeat, &opts, &exporter, &out);
                 status = status.max(code);
@@ -199,6 +214,12 @@ pub(super) fn check_flags(name: &str, common: &CommonArgs, repeat: &RepeatArgs) 
     let kind = if repeat.wanted() { DocKind::Repeated } else { DocKind::Run };
     let exporter = exporter_for(name, &common.output_format, kind)?;
     super::check_output(name, &common.output)?;
+    let mut outputs: Vec<(String, PathBuf)> = repeat.charts.iter().map(|d| ("--charts".to_string(), d.clone())).collect();
+    if repeat.trace.is_some() {
+        let base = repeat.trace_output.clone().unwrap_or_else(crate::runner::trace::default_basename);
+        outputs.push(("--trace-output".into(), base));
+    }
+    super::check_outputs(name, &outputs)?;
     let env = EnvFlags::check(repeat, common.allow_uncontrolled).map_err(|e| {
         super::fail(format!("fsbench {name}: {e}"));
         2
@@ -312,6 +333,9 @@ pub(super) fn run_plan(lowered: Lowered, env: &EnvFlags, repeat: &RepeatArgs, op
         opts.events.warning(w);
     }
     let plan = lowered.plan;
+    if let Err(code) = super::check_outputs(plan.layout, &crate::environment::safety::plan_outputs(&plan)) {
+        return code;
+    }
     let background = env.background.as_ref().map(|b| b.spec_in(&plan.data_dir().join("fsbench-background")));
     let mut cells: Vec<CellRun> = Vec::new();
     let trace_default = crate::runner::trace::default_basename();
@@ -376,10 +400,11 @@ fn trace_basename(t: &crate::model::environment::TraceSpec, default: &std::path:
 /// `-b`, from the last run) and, with `--charts DIR`, the layout's charts
 /// over every run that did not fail.
 fn side_outputs(layout: &str, runs: &[&crate::result::RunResult], charts: Option<&std::path::Path>) -> Result<(), String> {
+    use crate::environment::safety::{check_output_path, write_output};
     let Some(l) = crate::report::layout::find(layout) else { return Ok(()) };
     if let Some(last) = runs.last() {
         for (path, text) in (l.files)(last) {
-            std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            write_output(&format!("{layout}'s file"), &path, text.as_bytes())?;
         }
     }
     let Some(dir) = charts else { return Ok(()) };
@@ -392,10 +417,11 @@ fn side_outputs(layout: &str, runs: &[&crate::result::RunResult], charts: Option
         eprintln!("fsbench: --charts: the {layout} layout has no charts yet; nothing written");
         return Ok(());
     }
+    check_output_path("--charts", dir)?;
     std::fs::create_dir_all(dir).map_err(|e| format!("--charts: cannot create {}: {e}", dir.display()))?;
     for (name, svg) in svgs {
         let path = dir.join(name);
-        std::fs::write(&path, svg).map_err(|e| format!("--charts: cannot write {}: {e}", path.display()))?;
+        write_output("--charts", &path, svg.as_bytes())?;
         eprintln!("fsbench: wrote {}", path.display());
     }
     Ok(())
@@ -410,7 +436,7 @@ fn write(exporter: &Formats, doc: &Document, out: &Output) -> Result<(), i32> {
                 super::fail(format!("fsbench: error: {e}"));
                 1
             })?;
-            append(path, &text).map_err(|e| {
+            append("report", path, &text).map_err(|e| {
                 super::fail(format!("fsbench: error: {e}"));
                 1
             })
@@ -419,13 +445,9 @@ fn write(exporter: &Formats, doc: &Document, out: &Output) -> Result<(), i32> {
 }
 
 /// Append `text` to a file the workload named (created if missing).
-fn append(path: &std::path::Path, text: &str) -> Result<(), String> {
+fn append(name: &str, path: &std::path::Path, text: &str) -> Result<(), String> {
     use std::io::Write;
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(|e| format!("cannot append to {}: {e}", path.display()))?;
+    let mut f = crate::environment::safety::create_output(&format!("{name}'s file"), path, true)?;
     f.write_all(text.as_bytes()).map_err(|e| format!("cannot append to {}: {e}", path.display()))
 }
 
@@ -454,5 +476,43 @@ mod tests {
         let (mine, rest) = split(&args, &own);
         assert_eq!(mine, vec!["--output-format", "json", "--keep-files", "--output=x.json", "--repeat", "3", "--ignore-unknown"]);
         assert_eq!(rest, vec!["job.fio", "--size=1g", "--runtime=5"]);
+    }
+
+    #[test]
+    fn an_optional_value_is_never_the_next_word() {
+        let own = with_common_flags(crate::frontend::fio::Fio.command());
+        let args: Vec<String> =
+            ["--trace", "--trace-output", "/t/base", "--trace=loop3", "job.fio"].iter().map(|s| s.to_string()).collect();
+        let (mine, rest) = split(&args, &own);
+        assert_eq!(mine, vec!["--trace", "--trace-output", "/t/base", "--trace=loop3"]);
+        assert_eq!(rest, vec!["job.fio"]);
+    }
+
+    /// Every flag of every command whose value may be left out takes it
+    /// only with `=` (`--trace[=DEV]`): otherwise `--trace --trace-output X`
+    /// reads `--trace-output` as the device. Today that is `--trace` alone,
+    /// on every workload command.
+    #[test]
+    fn optional_values_need_an_equals_sign_on_every_command() {
+        fn walk(c: &Command, path: &str, found: &mut Vec<String>) {
+            for a in c.get_arguments() {
+                let optional = a.get_num_args().is_some_and(|r| r.min_values() == 0 && r.max_values() > 0);
+                if a.get_action().takes_values() && optional && a.get_long().is_some() {
+                    assert!(a.is_require_equals_set(), "{path} --{} takes an optional value without `=`", a.get_long().unwrap());
+                    found.push(format!("{path} --{}", a.get_long().unwrap()));
+                }
+            }
+            for s in c.get_subcommands() {
+                walk(s, &format!("{path} {}", s.get_name()), found);
+            }
+        }
+        let mut found = Vec::new();
+        walk(&super::super::command(), "fsbench", &mut found);
+        // The families that take their tool's options as one list parse ours in a command of their own.
+        for f in crate::frontend::FRONTENDS.iter().filter(|f| f.raw_args()) {
+            walk(&with_common_flags(f.command()), &format!("fsbench {}", f.name()), &mut found);
+        }
+        assert!(found.iter().any(|f| f == "fsbench fio --trace"), "{found:?}");
+        assert!(found.iter().all(|f| f.ends_with(" --trace")), "{found:?}");
     }
 }

@@ -441,7 +441,7 @@ fn act(a: &Action) -> Result<(), String> {
             Err(e) => Err(e.to_string()),
         },
         Action::Remount(r) => crate::environment::mkfs::mount(&r.source, &r.point, &r.fstype, &r.options),
-        Action::Trace(u) => u.perform(),
+        Action::Trace(u) => crate::environment::trace::undo(u),
     }
 }
 

@@ -31,6 +31,103 @@ pub fn check_not_new_in_dev(path: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// Whether fsbench may write an output the user named (a report, an
+/// export, a log, a chart, a trace, a results directory) at `path`, given
+/// with `flag`. Refused: a block or character device, and anything under
+/// /dev (devtmpfs, devpts, mqueue, ...: a new name there is a RAM file in
+/// place of a device, or worse), except a tmpfs mounted there for files
+/// (/dev/shm). Symlinks and `..` are resolved as far as the path exists,
+/// the rest as creating it would go, so neither leads there unseen. The
+/// error names the flag, the path, where it leads and why. Reads only.
+pub fn check_output_path(flag: &str, path: &Path) -> Result<(), String> {
+    check_output_in(&read_mountinfo(), flag, path)
+}
+
+/// [`check_output_path`] for each `(flag, path)`, reading the mounts once.
+pub fn check_output_paths(outputs: &[(String, PathBuf)]) -> Result<(), String> {
+    let mounts = read_mountinfo();
+    outputs.iter().try_for_each(|(flag, path)| check_output_in(&mounts, flag, path))
+}
+
+fn check_output_in(mounts: &[crate::host::mountinfo::MountEntry], flag: &str, path: &Path) -> Result<(), String> {
+    let real = crate::host::mountinfo::canonical_or_nearest(path);
+    let named = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let shown = if real == named { path.display().to_string() } else { format!("{} (which leads to {})", path.display(), real.display()) };
+    let refuse = |why: &str| {
+        Err(format!(
+            "{flag} {shown}: {why}; fsbench writes its outputs only to files and directories of an ordinary file system, never to a device or under /dev"
+        ))
+    };
+    if let Ok(m) = std::fs::metadata(&real) {
+        if m.file_type().is_block_device() {
+            return refuse("it is a block device, which writing would overwrite");
+        }
+        if m.file_type().is_char_device() {
+            return refuse("it is a character device");
+        }
+    }
+    // The name as given and where it leads: either under /dev is refused.
+    for p in [&named, &real] {
+        let fs = crate::host::mountinfo::mount_for_path_in(mounts, p).map(|m| (m.fs_type.as_str(), m.mount_point.clone()));
+        let under_dev = p.starts_with("/dev");
+        let files_here = matches!(&fs, Some(("tmpfs", mp)) if mp.starts_with("/dev") && mp != Path::new("/dev"));
+        if (under_dev && !files_here) || fs.as_ref().is_some_and(|(t, _)| *t == "devtmpfs") {
+            return refuse("it is under /dev");
+        }
+    }
+    Ok(())
+}
+
+/// The files a plan writes besides its data, each with the option that
+/// names it: fio's logs and `write_iolog`, the exec engine's output files,
+/// IOzone's `-b`, YCSB's `exportfile`.
+pub fn plan_outputs(plan: &crate::model::Plan) -> Vec<(String, PathBuf)> {
+    use crate::model::Workload;
+    let mut out = Vec::new();
+    match &plan.workload {
+        Workload::Jobs(jobs) => {
+            for j in jobs {
+                for (option, file) in j.logs.files(&j.name, 1) {
+                    out.push((format!("job '{}': {option}", j.name), file));
+                }
+                if let Some(p) = &j.write_iolog {
+                    out.push((format!("job '{}': write_iolog", j.name), p.clone()));
+                }
+                let m = &j.engine.misc;
+                if j.ioengine == "exec" && m.std_redirect {
+                    for kind in ["stdout", "stderr"] {
+                        out.push((format!("job '{}': std_redirect", j.name), PathBuf::from(format!("{}.{kind}", m.redirect_name))));
+                    }
+                }
+            }
+        }
+        Workload::Iozone(p) => out.extend(p.excel_file.iter().map(|f| ("-b".to_string(), f.clone()))),
+        Workload::Ycsb(p) => out.extend(p.exportfile.iter().map(|f| ("-p exportfile".to_string(), f.clone()))),
+        Workload::Flow(_) | Workload::Postmark(_) | Workload::Bonnie(_) | Workload::Replay(_) => {}
+    }
+    out
+}
+
+/// Open an output file for writing (created, emptied, or appended to),
+/// checked first as [`check_output_path`]: the check before the run covers
+/// what the plan names, this what is made at the time.
+pub fn create_output(flag: &str, path: &Path, append: bool) -> Result<std::fs::File, String> {
+    check_output_path(flag, path)?;
+    let mut o = std::fs::OpenOptions::new();
+    if append {
+        o.append(true);
+    } else {
+        o.write(true).truncate(true);
+    }
+    o.create(true).open(path).map_err(|e| format!("{flag} {}: {e}", path.display()))
+}
+
+/// Write a whole output file, checked as [`create_output`].
+pub fn write_output(flag: &str, path: &Path, bytes: &[u8]) -> Result<(), String> {
+    use std::io::Write;
+    create_output(flag, path, false)?.write_all(bytes).map_err(|e| format!("{flag} {}: {e}", path.display()))
+}
+
 /// `(major, minor, mount point)` of every mount, from /proc/self/mountinfo.
 /// When a mount's source is a block device node whose number differs from
 /// the mount's (btrfs and others report an anonymous device), that device
@@ -173,6 +270,30 @@ mod tests {
         assert!(check_not_new_in_dev(Path::new("/dev/shm/fsbench-new")).is_ok(), "/dev/shm is a tmpfs for files");
         let d = tempfile::tempdir().unwrap();
         assert!(check_not_new_in_dev(&d.path().join("new")).is_ok());
+    }
+
+    #[test]
+    fn outputs_go_nowhere_under_dev_nor_into_a_device() {
+        let d = tempfile::tempdir().unwrap();
+        assert_eq!(check_output_path("--output", &d.path().join("r.json")), Ok(()));
+        assert_eq!(check_output_path("--charts", &d.path().join("new/deeper")), Ok(()));
+        let e = check_output_path("--output", Path::new("/dev/null")).unwrap_err();
+        assert!(e.starts_with("--output /dev/null: it is a character device"), "{e}");
+        let e = check_output_path("--charts", Path::new("/dev/fsbench-no-such")).unwrap_err();
+        assert!(e.starts_with("--charts /dev/fsbench-no-such: it is under /dev"), "{e}");
+        // Through a symlink, a dangling one, and `..` past a directory not made yet.
+        std::os::unix::fs::symlink("/dev/null", d.path().join("null")).unwrap();
+        let e = check_output_path("-b", &d.path().join("null")).unwrap_err();
+        assert!(e.contains("(which leads to /dev/null): it is a character device"), "{e}");
+        std::os::unix::fs::symlink("/dev/fsbench-no-such", d.path().join("dangling")).unwrap();
+        assert!(check_output_path("-b", &d.path().join("dangling")).unwrap_err().contains("under /dev"));
+        let up = "../".repeat(d.path().components().count() + 1);
+        let e = check_output_path("--out", &d.path().join(format!("new/{up}dev/x"))).unwrap_err();
+        assert!(e.contains("(which leads to /dev/x): it is under /dev"), "{e}");
+        // A tmpfs mounted under /dev is a file system for files.
+        if let Ok(shm) = tempfile::tempdir_in("/dev/shm") {
+            assert_eq!(check_output_path("--output", &shm.path().join("r.json")), Ok(()));
+        }
     }
 
     #[test]

@@ -351,6 +351,7 @@ fn verdict(a: &Action, same_boot: bool, live: &[Found]) -> Result<(), String> {
             Some(pid) => Err(format!("pid {pid} holds its lock")),
             None => Ok(()),
         },
+        Action::Trace(u) => crate::environment::trace::verdict(u),
         _ => Ok(()),
     }
 }

@@ -123,13 +123,19 @@ pub fn merge_mount_options(per_mount: &str, super_opts: &str) -> String {
     out.join(",")
 }
 
-/// Make `path` absolute and resolve it as the kernel would as far as it
-/// exists: component by component, each symlink followed and each `..`
-/// taken from where the path really is by then. What does not exist yet is
-/// kept lexically, and a `..` after it drops it (`/t/new/../../etc` is
-/// `/etc`, which is where `mkdir -p` would go), so nothing a caller then
-/// creates can land outside a prefix this says it is under.
+/// Make `path` absolute and resolve symlinks as far as it exists; the
+/// missing tail is appended lexically, `..` in it taking off the name
+/// before it, as `create_dir_all` would make it (`/tmp/new/../../dev/x` is
+/// `/dev/x`, not `/tmp/new/dev/x`). A dangling symlink is followed to where
+/// creating it would create its target.
 pub fn canonical_or_nearest(path: &Path) -> PathBuf {
+    resolve_nearest(path, 0)
+}
+
+/// Symlinks followed at most, as the kernel's ELOOP limit.
+const MAX_LINKS: u32 = 40;
+
+fn resolve_nearest(path: &Path, links: u32) -> PathBuf {
     use std::path::Component;
     let abs =
         if path.is_absolute() { path.to_path_buf() } else { std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")).join(path) };
@@ -139,19 +145,19 @@ pub fn canonical_or_nearest(path: &Path) -> PathBuf {
     let mut out = PathBuf::from("/");
     for c in abs.components() {
         match c {
-            Component::Prefix(_) | Component::RootDir => out = PathBuf::from("/"),
-            Component::CurDir => {}
-            // `out` holds no symlink and no `..`: its parent is the real one.
+            Component::Prefix(_) | Component::RootDir | Component::CurDir => continue,
+            // `out` is canonical while it exists, so its parent is the real one.
             Component::ParentDir => {
                 out.pop();
             }
-            Component::Normal(name) => {
-                out.push(name);
-                // A symlink here is followed; a missing name (or one that
-                // cannot be resolved) stays as written.
-                if let Ok(real) = std::fs::canonicalize(&out) {
-                    out = real;
-                }
+            Component::Normal(name) => out.push(name),
+        }
+        if let Ok(real) = std::fs::canonicalize(&out) {
+            out = real;
+        } else if let Ok(target) = std::fs::read_link(&out) {
+            if links < MAX_LINKS {
+                out.pop();
+                out = resolve_nearest(&out.join(target), links + 1);
             }
         }
     }
@@ -192,6 +198,22 @@ pub fn mount_for_path(path: &Path) -> Option<MountEntry> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_nearest_existing_parent_takes_dotdot_and_dangling_links_as_creating_would() {
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        assert_eq!(canonical_or_nearest(&root.join("new/x")), root.join("new/x"));
+        // `new` would be made, then `..` leaves it.
+        assert_eq!(canonical_or_nearest(&root.join("new/../y")), root.join("y"));
+        let up = root.components().count() - 1;
+        let escape: PathBuf = std::iter::once("new").chain(std::iter::repeat_n("..", up + 1)).chain(["dev", "x"]).collect();
+        assert_eq!(canonical_or_nearest(&root.join(escape)), PathBuf::from("/dev/x"));
+        std::os::unix::fs::symlink("/nonexistent-fsbench/z", root.join("dangling")).unwrap();
+        assert_eq!(canonical_or_nearest(&root.join("dangling")), PathBuf::from("/nonexistent-fsbench/z"));
+        std::os::unix::fs::symlink("loop", root.join("loop")).unwrap();
+        assert!(canonical_or_nearest(&root.join("loop/x")).starts_with(&root), "a symlink loop ends");
+    }
 
     #[test]
     fn canonical_or_nearest_follows_symlinks_and_dotdot_past_missing_names() {

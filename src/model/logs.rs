@@ -72,4 +72,27 @@ impl LogSpec {
     pub fn any(&self) -> bool {
         self.bw.is_some() || self.lat.is_some() || self.iops.is_some() || self.hist.is_some()
     }
+
+    /// The files a clone of job `job` writes, each with the option that
+    /// asks for it, in fio's scheme: `PREFIX_KIND.N.log` with N the thread's
+    /// number among all the invocation's threads (from 1), or
+    /// `PREFIX_KIND.log` with per_job_logs=0.
+    pub fn files(&self, job: &str, thread_number: u32) -> Vec<(&'static str, std::path::PathBuf)> {
+        let logs = [
+            (&self.bw, "write_bw_log", &["bw"][..]),
+            (&self.lat, "write_lat_log", &["lat", "clat", "slat"][..]),
+            (&self.iops, "write_iops_log", &["iops"][..]),
+            (&self.hist, "write_hist_log", &["clat_hist"][..]),
+        ];
+        let mut out = Vec::new();
+        for (log, option, kinds) in logs {
+            let Some(n) = log else { continue };
+            let p = n.prefix(job);
+            for k in kinds {
+                let name = if self.per_job_logs { format!("{p}_{k}.{thread_number}.log") } else { format!("{p}_{k}.log") };
+                out.push((option, std::path::PathBuf::from(name)));
+            }
+        }
+        out
+    }
 }

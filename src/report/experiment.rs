@@ -351,7 +351,7 @@ pub fn incomplete(s: &ExperimentSummary) -> Option<String> {
 
 /// Write report.md, summary.json, summary.csv and charts/ into `out`.
 pub fn write_all(out: &Path, s: &ExperimentSummary, runs: &[ExperimentRun]) -> Result<(), String> {
-    let w = |p: &Path, text: &str| std::fs::write(p, text).map_err(|e| format!("cannot write {}: {e}", p.display()));
+    let w = |p: &Path, text: &str| crate::environment::safety::write_output("the results directory's file", p, text.as_bytes());
     w(&out.join("report.md"), &report(s))?;
     w(&out.join("summary.json"), &serde_json::to_string_pretty(s).map_err(|e| e.to_string())?)?;
     w(&out.join("summary.csv"), &crate::report::export::csv::experiment(s))?;

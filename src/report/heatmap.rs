@@ -327,7 +327,7 @@ fn write_all(dir: &Path, maps: Vec<(String, String)>) -> std::io::Result<Vec<Pat
     let mut written = Vec::new();
     for (name, svg) in maps {
         let p = dir.join(name);
-        std::fs::write(&p, svg)?;
+        crate::environment::safety::write_output("--charts", &p, svg.as_bytes()).map_err(std::io::Error::other)?;
         written.push(p);
     }
     Ok(written)

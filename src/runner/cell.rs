@@ -94,6 +94,12 @@ pub fn run_cell(plan: &Plan, env: Environment, opts: &RunOptions) -> Result<Cell
             opts.events
                 .warning(&format!("trace: the kernel lost {} events; the trace's figures are incomplete", report.capture.lost_events));
         }
+        // A setting the trace could not put back does not make the run's
+        // figures wrong: a warning, not a failed run.
+        for w in &report.capture.warnings {
+            opts.events.warning(w);
+            result.warnings.push(w.clone());
+        }
         result.trace = Some(report);
     }
     if scenario.is_some() && cache_report.is_none() {

@@ -170,8 +170,13 @@ pub fn preflight(exp: &Experiment, allow_device: bool, allow_uncontrolled: bool)
         };
         let at = Placement { target: path, is_device, params: &exp.params };
         for (wi, w) in exp.workloads.iter().enumerate() {
-            if let Err(e) = w.recipe.plan(&at) {
-                by_error.entry((wi, e.message.replace(&placeholder, "${target}"))).or_default().push(&t.label);
+            // The files a workload writes besides its data (fio's logs,
+            // IOzone's -b, ...) are outputs: never a device or under /dev.
+            let outputs = |l: crate::model::recipe::Lowered| {
+                crate::environment::safety::check_output_paths(&crate::environment::safety::plan_outputs(&l.plan))
+            };
+            if let Err(message) = w.recipe.plan(&at).map_err(|e| e.message).and_then(outputs) {
+                by_error.entry((wi, message.replace(&placeholder, "${target}"))).or_default().push(&t.label);
             }
         }
     }

@@ -70,6 +70,11 @@ impl TraceRun {
         basename: &Path,
     ) -> Result<TraceRun, StartError> {
         let io = |message: String| StartError { message, bad_input: false };
+        // The per-CPU files too: one of them may be a link to a device.
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let mut files = vec![("trace output".to_string(), basename.to_path_buf())];
+        files.extend((0..cpus).map(|c| ("trace output".to_string(), crate::observe::trace::files::cpu_path(basename, c as u32))));
+        crate::environment::safety::check_output_paths(&files).map_err(|message| StartError { message, bad_input: true })?;
         if let Some(dir) = basename.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| io(format!("trace: cannot make {}: {e}", dir.display())))?;
         }

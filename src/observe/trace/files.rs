@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 /// What follows the base name in every per-CPU file's name.
 const INFIX: &str = ".blktrace.";
 
-fn cpu_path(base: &Path, cpu: u32) -> PathBuf {
+/// The file of one CPU: `BASE.blktrace.CPU`.
+pub fn cpu_path(base: &Path, cpu: u32) -> PathBuf {
     let mut name = base.as_os_str().to_owned();
     name.push(format!("{INFIX}{cpu}"));
     PathBuf::from(name)

@@ -8,10 +8,11 @@
 //! `time_ms, value, ddir, bs[, offset], prio`; of the histogram log:
 //! `time_ms, ddir, bs, bin0, bin1, ...` (counts since the line before).
 
+use crate::environment::safety::create_output;
 use crate::measure::fio_bins;
 use crate::model::job::JobSpec;
 use crate::model::logs::LogSpec;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -44,25 +45,9 @@ const MAX_CHUNKS: usize = 256;
 /// one another's lines).
 const FLUSH_AT: usize = 256 * 1024;
 
-/// The file names a clone writes, in fio's scheme: `PREFIX_KIND.N.log`
-/// with N the thread's number among all the invocation's threads (from 1),
-/// or `PREFIX_KIND.log` with per_job_logs=0.
+/// The file names a clone writes (`LogSpec::files`).
 pub fn file_names(spec: &JobSpec, thread_number: u32) -> Vec<PathBuf> {
-    let l = &spec.logs;
-    let mut kinds: Vec<(&str, &str)> = Vec::new();
-    for (log, names) in
-        [(&l.bw, &["bw"][..]), (&l.lat, &["lat", "clat", "slat"][..]), (&l.iops, &["iops"][..]), (&l.hist, &["clat_hist"][..])]
-    {
-        if let Some(n) = log {
-            for k in names {
-                kinds.push((n.prefix(&spec.name), k));
-            }
-        }
-    }
-    kinds
-        .into_iter()
-        .map(|(p, k)| PathBuf::from(if l.per_job_logs { format!("{p}_{k}.{thread_number}.log") } else { format!("{p}_{k}.log") }))
-        .collect()
+    spec.logs.files(&spec.name, thread_number).into_iter().map(|(_, p)| p).collect()
 }
 
 /// Empty the files clones share (per_job_logs=0) once, before any of them
@@ -71,8 +56,8 @@ pub fn truncate_shared(spec: &JobSpec) -> Result<(), String> {
     if spec.logs.per_job_logs || !spec.logs.any() {
         return Ok(());
     }
-    for p in file_names(spec, 0) {
-        File::create(&p).map_err(|e| format!("log file {}: {e}", p.display()))?;
+    for (option, p) in spec.logs.files(&spec.name, 0) {
+        create_output(option, &p, false).map_err(|e| format!("log file: {e}"))?;
     }
     Ok(())
 }
@@ -95,9 +80,8 @@ impl Recorder {
             return Ok(None);
         }
         let mut files = Vec::new();
-        for p in file_names(spec, thread_number) {
-            let f = if spec.logs.per_job_logs { File::create(&p) } else { OpenOptions::new().append(true).create(true).open(&p) };
-            let f = f.map_err(|e| format!("log file {}: {e}", p.display()))?;
+        for (option, p) in spec.logs.files(&spec.name, thread_number) {
+            let f = create_output(option, &p, !spec.logs.per_job_logs).map_err(|e| format!("log file: {e}"))?;
             files.push(Out { path: p, file: f, text: String::with_capacity(FLUSH_AT + 4096) });
         }
         let (full, full_rx) = channel::<Vec<Sample>>();

@@ -21,7 +21,7 @@ use crate::runner::buffers;
 use crate::runner::rng::Rng;
 use std::collections::VecDeque;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 pub const MAGIC: u16 = 0xacca;
@@ -537,9 +537,9 @@ impl Verifier {
         let path = &self.paths[file as usize];
         let base = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| "file".into());
         let name = PathBuf::from(format!("{base}.{offset}.{kind}"));
-        match std::fs::write(&name, data) {
+        match crate::environment::safety::write_output("verify_dump", &name, data) {
             Ok(()) => format!("       {kind} data dumped as {}", name.display()),
-            Err(e) => format!("       could not dump {kind} data as {}: {e}", Path::new(&name).display()),
+            Err(e) => format!("       could not dump {kind} data: {e}"),
         }
     }
 }

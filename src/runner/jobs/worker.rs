@@ -629,7 +629,7 @@ fn seed_from_clock() -> u64 {
 fn open_iolog(spec: &JobSpec, clone: u32, files: &[PreparedFile]) -> Result<Option<BufWriter<File>>, String> {
     let Some(path) = &spec.write_iolog else { return Ok(None) };
     let path = if spec.numjobs > 1 { path.with_extension(format!("{clone}")) } else { path.clone() };
-    let f = File::create(&path).map_err(|e| format!("write_iolog {}: {e}", path.display()))?;
+    let f = crate::environment::safety::create_output("write_iolog", &path, false)?;
     let mut w = BufWriter::with_capacity(1 << 20, f);
     let _ = writeln!(w, "fio version 2 iolog");
     for f in files {

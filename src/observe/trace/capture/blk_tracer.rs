@@ -7,7 +7,7 @@
 
 use super::reader::{Convert, Readers};
 use super::tracefs::{self, CpuStats, TopLevelSaved, Tracefs, Undo};
-use super::{undo_all, PidInfo, Running, Started, Stopped, Target, TraceRequest};
+use super::{failed_start, note_step, undo_all, Hooks, PidInfo, Running, Started, Stopped, Target, TraceRequest};
 use crate::observe::trace::record::{cat, Header, RecordSink, HEADER_LEN, MAGIC, VERSION};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -16,20 +16,22 @@ use std::path::Path;
 /// say otherwise (`TRACE_BLK` in the kernel's `enum trace_type`).
 const DEFAULT_BLK_TYPE: u16 = 14;
 
-pub(crate) fn start(req: &TraceRequest, t: &Target, sink: Box<dyn RecordSink>, start_ns: u64, log: &mut dyn FnMut(&Undo)) -> Started {
+pub(crate) fn start(req: &TraceRequest, t: &Target, sink: Box<dyn RecordSink>, start_ns: u64, hooks: &mut dyn Hooks) -> Started {
     let mut steps: Vec<Undo> = Vec::new();
-    match setup(req, t, log, &mut steps) {
-        Ok(s) => match s.begin(sink, t, start_ns, log, &mut steps) {
-            Ok(readers) => Ok((Box::new(BlkRunning { steps, readers: Some(readers), before: s.before, tracefs: s.tracefs }), s.notes)),
-            Err((e, sink)) => {
-                let undone = undo_all(&mut steps).err().map(|u| format!(" (and {u})")).unwrap_or_default();
-                Err((format!("{e}{undone}"), sink))
-            }
-        },
-        Err(e) => {
-            let undone = undo_all(&mut steps).err().map(|u| format!(" (and {u})")).unwrap_or_default();
-            Err((format!("{e}{undone}"), sink))
-        }
+    // Undone, and the claim on the top level given up (kept on record when
+    // a step of it could not be undone).
+    let give_up = |e: String, steps: &mut Vec<Undo>, hooks: &mut dyn Hooks| {
+        let failed = undo_all(steps);
+        hooks.release_top_level(failed.is_empty());
+        failed_start(e, &failed)
+    };
+    let s = match setup(req, t, hooks, &mut steps) {
+        Ok(s) => s,
+        Err(e) => return Err((give_up(e, &mut steps, hooks), sink)),
+    };
+    match s.begin(sink, t, start_ns, hooks, &mut steps) {
+        Ok(readers) => Ok((Box::new(BlkRunning { steps, readers: Some(readers), before: s.before, tracefs: s.tracefs }), s.notes)),
+        Err((e, sink)) => Err((give_up(e, &mut steps, hooks), sink)),
     }
 }
 
@@ -43,16 +45,14 @@ struct Setup {
     act_mask: u16,
 }
 
-fn setup(req: &TraceRequest, t: &Target, log: &mut dyn FnMut(&Undo), steps: &mut Vec<Undo>) -> Result<Setup, String> {
-    let mut note = |u: Undo, steps: &mut Vec<Undo>| {
-        log(&u);
-        steps.push(u);
-    };
-    let (tfs, mut notes) = Tracefs::open(&mut |u| note(u.clone(), steps))?;
+fn setup(req: &TraceRequest, t: &Target, hooks: &mut dyn Hooks, steps: &mut Vec<Undo>) -> Result<Setup, String> {
+    let (tfs, mut notes) = Tracefs::open(hooks, steps)?;
     let available = tracefs::read(&tfs.path("available_tracers"))?;
     if !available.split_whitespace().any(|x| x == "blk") {
         return Err(format!("the kernel has no blk tracer (available_tracers: {available}; it needs CONFIG_BLK_DEV_IO_TRACE)"));
     }
+    // Before anything is read: another capture may be changing it now.
+    notes.extend(hooks.claim_top_level(&tfs.root)?);
     let current = tracefs::read(&tfs.path("current_tracer"))?;
     if current != "nop" {
         return Err(format!("the top-level tracer is '{current}', not nop: someone else is tracing; left alone"));
@@ -80,7 +80,7 @@ fn setup(req: &TraceRequest, t: &Target, log: &mut dyn FnMut(&Undo), steps: &mut
             .ok_or("buffer_size_kb differs between CPUs (someone sized them one by one); left alone")?,
         bin: tracefs::read(&tfs.path("options/bin"))?,
     };
-    note(Undo::TopLevel { tracefs: tfs.root.clone(), saved }, steps);
+    note_step(hooks, steps, Undo::TopLevel { tracefs: tfs.root.clone(), saved })?;
     tracefs::write(&tfs.path("buffer_size_kb"), &req.buffer_kb_per_cpu.to_string())?;
     tracefs::write(&tfs.path("trace_clock"), "mono")?;
     tracefs::write(&tfs.path("options/bin"), "1")?;
@@ -100,7 +100,7 @@ impl Setup {
         sink: Box<dyn RecordSink>,
         t: &Target,
         start_ns: u64,
-        log: &mut dyn FnMut(&Undo),
+        hooks: &mut dyn Hooks,
         steps: &mut Vec<Undo>,
     ) -> Result<Readers, (String, Box<dyn RecordSink>)> {
         let (blk_type, kdev, act_mask) = (self.blk_type, t.kdev, self.act_mask);
@@ -110,13 +110,12 @@ impl Setup {
         });
         let readers = readers?;
         let trace_dir = super::sysfs_trace_dir(t);
-        let u = Undo::DeviceTrace { sysfs_trace: trace_dir.clone() };
-        log(&u);
-        steps.push(u);
         // Writing act_mask sets the device's trace up already (enable then
         // changes nothing), so it comes after the undo step is registered.
+        let noted = note_step(hooks, steps, Undo::DeviceTrace { sysfs_trace: trace_dir.clone() });
         let mask = (act_mask != cat::ALL).then(|| tracefs::write(&trace_dir.join("act_mask"), &format!("{act_mask:#x}")));
-        if let Err(e) = mask.unwrap_or(Ok(())).and_then(|()| tracefs::write(&trace_dir.join("enable"), "1")) {
+        let enabled = noted.and_then(|()| mask.unwrap_or(Ok(()))).and_then(|()| tracefs::write(&trace_dir.join("enable"), "1"));
+        if let Err(e) = enabled {
             return Err(match readers.finish() {
                 Ok(d) => (e, d.sink),
                 Err(e2) => (format!("{e}; {e2}"), Box::<Vec<u8>>::default()),
@@ -193,24 +192,28 @@ struct BlkRunning {
 
 impl Running for BlkRunning {
     fn stop(mut self: Box<Self>) -> Result<Stopped, (String, Option<Box<dyn RecordSink>>)> {
-        // Stop new events first, so the readers can drain to the end.
+        // Stop new events first, so the readers can drain to the end. A
+        // device still traced then is put back with the rest, and what
+        // cannot be put back is the caller's to report.
         let mut errors = Vec::new();
+        let mut stopped_first = Vec::new();
         if let Some(i) = self.steps.iter().position(|u| matches!(u, Undo::DeviceTrace { .. })) {
-            if let Err(e) = self.steps.remove(i).perform() {
-                errors.push(e);
+            let u = self.steps.remove(i);
+            if let Err(e) = u.perform() {
+                stopped_first.push((u, e));
             }
         }
         let drained = self.readers.take().map(|r| r.finish());
         let cpus: Vec<u32> = self.tracefs.cpus(&self.tracefs.root).unwrap_or_default();
         let after: Vec<Result<CpuStats, String>> = cpus.iter().map(|&c| CpuStats::read(&self.tracefs.root, c)).collect();
         let cmdlines = self.tracefs.saved_cmdlines();
-        if let Err(e) = undo_all(&mut self.steps) {
-            errors.push(e);
-        }
+        let mut undo_failed = undo_all(&mut self.steps);
+        undo_failed.extend(stopped_first);
         let drained = match drained {
             Some(Ok(d)) => d,
             Some(Err(e)) => {
                 errors.push(e);
+                errors.extend(undo_failed.iter().map(|(u, e)| format!("could not {u}: {e}")));
                 return Err((errors.join("; "), None));
             }
             None => return Err(("the capture had no readers".into(), None)),
@@ -223,6 +226,7 @@ impl Running for BlkRunning {
             }
         }
         if !errors.is_empty() {
+            errors.extend(undo_failed.iter().map(|(u, e)| format!("could not {u}: {e}")));
             return Err((errors.join("; "), Some(drained.sink)));
         }
         let ring_events = drained.per_cpu.iter().map(|(_, c)| c.events).sum();
@@ -234,6 +238,7 @@ impl Running for BlkRunning {
             counters: None,
             notes: Vec::new(),
             ring_events,
+            undo_failed,
         })
     }
 }

@@ -33,6 +33,7 @@ impl Running for CountersRunning {
                 counters: Some(after.delta(&self.before)),
                 notes: Vec::new(),
                 ring_events: 0,
+                undo_failed: Vec::new(),
             }),
             Err(e) => Err((format!("cannot read the counters of {}: {e}", self.name), Some(self.sink))),
         }

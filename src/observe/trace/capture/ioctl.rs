@@ -7,7 +7,7 @@
 //! files is refused; that refusal is the reason reported.
 
 use super::tracefs::Undo;
-use super::{undo_all, PidInfo, Running, Started, Stopped, Target, TraceRequest};
+use super::{note_step, undo_all, undo_failed_start, Hooks, PidInfo, Running, Started, Stopped, Target, TraceRequest};
 use crate::observe::trace::record::{notify, RecordSink, Records, HEADER_LEN};
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -65,7 +65,7 @@ pub fn teardown(device: &Path) -> Result<(), String> {
     }
 }
 
-fn debugfs(log: &mut dyn FnMut(&Undo), steps: &mut Vec<Undo>) -> Result<PathBuf, String> {
+fn debugfs(hooks: &mut dyn Hooks, steps: &mut Vec<Undo>) -> Result<PathBuf, String> {
     for e in crate::host::mountinfo::read_mountinfo() {
         if e.fs_type == "debugfs" {
             return Ok(e.mount_point);
@@ -73,9 +73,7 @@ fn debugfs(log: &mut dyn FnMut(&Undo), steps: &mut Vec<Undo>) -> Result<PathBuf,
     }
     let dir = std::env::temp_dir().join(format!("fsbench-debugfs-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let u = Undo::Unmount { path: dir.clone() };
-    log(&u);
-    steps.push(u);
+    note_step(hooks, steps, Undo::Unmount { path: dir.clone() })?;
     let target = std::ffi::CString::new(dir.as_os_str().as_bytes()).map_err(|_| "path has a NUL byte".to_string())?;
     // SAFETY: NUL-terminated strings that outlive the call; no data.
     let rc = unsafe { libc::mount(c"none".as_ptr(), target.as_ptr(), c"debugfs".as_ptr(), 0, std::ptr::null()) };
@@ -85,13 +83,12 @@ fn debugfs(log: &mut dyn FnMut(&Undo), steps: &mut Vec<Undo>) -> Result<PathBuf,
     Ok(dir)
 }
 
-pub(crate) fn start(req: &TraceRequest, t: &Target, sink: Box<dyn RecordSink>, start_ns: u64, log: &mut dyn FnMut(&Undo)) -> Started {
+pub(crate) fn start(req: &TraceRequest, t: &Target, sink: Box<dyn RecordSink>, start_ns: u64, hooks: &mut dyn Hooks) -> Started {
     let mut steps = Vec::new();
-    match setup(req, t, log, &mut steps) {
+    match setup(req, t, hooks, &mut steps) {
         Ok((dev, files, dropped)) => {
             if let Err(e) = ioctl(dev.as_raw_fd(), BLKTRACESTART, std::ptr::null_mut()) {
-                let undone = undo_all(&mut steps).err().map(|u| format!(" (and {u})")).unwrap_or_default();
-                return Err((format!("BLKTRACESTART: {e}{undone}"), sink));
+                return Err((undo_failed_start(format!("BLKTRACESTART: {e}"), &mut steps), sink));
             }
             let stop = Arc::new(AtomicBool::new(false));
             let shared = Arc::new(Mutex::new((sink, 0u64, BTreeMap::<u32, PidInfo>::new(), None::<String>)));
@@ -104,16 +101,13 @@ pub(crate) fn start(req: &TraceRequest, t: &Target, sink: Box<dyn RecordSink>, s
                 .collect();
             Ok((Box::new(IoctlRunning { dev, steps, stop, shared, threads, dropped }), Vec::new()))
         }
-        Err(e) => {
-            let undone = undo_all(&mut steps).err().map(|u| format!(" (and {u})")).unwrap_or_default();
-            Err((format!("{e}{undone}"), sink))
-        }
+        Err(e) => Err((undo_failed_start(e, &mut steps), sink)),
     }
 }
 
 type Opened = (std::fs::File, Vec<(u32, std::fs::File)>, PathBuf);
 
-fn setup(req: &TraceRequest, t: &Target, log: &mut dyn FnMut(&Undo), steps: &mut Vec<Undo>) -> Result<Opened, String> {
+fn setup(req: &TraceRequest, t: &Target, hooks: &mut dyn Hooks, steps: &mut Vec<Undo>) -> Result<Opened, String> {
     let node = t.dev.dev_path();
     let dev = open_dev(&node)?;
     let mut s = UserSetup {
@@ -125,13 +119,11 @@ fn setup(req: &TraceRequest, t: &Target, log: &mut dyn FnMut(&Undo), steps: &mut
         end_lba: 0,
         pid: 0,
     };
-    let u = Undo::IoctlTrace { device: node.clone() };
-    log(&u);
-    steps.push(u);
+    note_step(hooks, steps, Undo::IoctlTrace { device: node.clone() })?;
     ioctl(dev.as_raw_fd(), BLKTRACESETUP, (&mut s as *mut UserSetup).cast())
         .map_err(|e| format!("BLKTRACESETUP on {}: {e}", node.display()))?;
     let name = String::from_utf8_lossy(&s.name[..s.name.iter().position(|&b| b == 0).unwrap_or(32)]).into_owned();
-    let dbg = debugfs(log, steps)?;
+    let dbg = debugfs(hooks, steps)?;
     let dir = dbg.join("block").join(&name);
     let mut files = Vec::new();
     let cpus = crate::host::read_trim("/sys/devices/system/cpu/possible").map(|s| parse_cpu_list(&s)).unwrap_or_else(|| vec![0]);
@@ -232,13 +224,12 @@ impl Running for IoctlRunning {
             let _ = t.join();
         }
         let dropped = super::tracefs::read(&self.dropped).ok().and_then(|s| s.parse::<u64>().ok());
-        if let Err(e) = undo_all(&mut self.steps) {
-            errors.push(e);
-        }
+        let undo_failed = undo_all(&mut self.steps);
         let Ok(m) = Arc::try_unwrap(self.shared) else { return Err(("a relay reader is still running".into(), None)) };
         let (sink, records, pids, err) = m.into_inner().unwrap_or_else(|e| e.into_inner());
         errors.extend(err);
         if !errors.is_empty() {
+            errors.extend(undo_failed.iter().map(|(u, e)| format!("could not {u}: {e}")));
             return Err((errors.join("; "), Some(sink)));
         }
         let notes = if dropped.is_none() {
@@ -247,7 +238,16 @@ impl Running for IoctlRunning {
             Vec::new()
         };
         // The relay counts drops for the whole trace, not per CPU.
-        Ok(Stopped { sink, records, lost_per_cpu: vec![dropped.unwrap_or(0)], pids, counters: None, notes, ring_events: records })
+        Ok(Stopped {
+            sink,
+            records,
+            lost_per_cpu: vec![dropped.unwrap_or(0)],
+            pids,
+            counters: None,
+            notes,
+            ring_events: records,
+            undo_failed,
+        })
     }
 }
 

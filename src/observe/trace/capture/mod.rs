@@ -7,9 +7,13 @@
 //! last the device's counters alone (no records). Each method it passes
 //! over leaves its reason in [`Captured::reasons`].
 //!
-//! Every global change is announced to a log before it is made (see
-//! [`tracefs::Undo`]), so a killed process's changes can be put back by
-//! the next one; [`Capture::stop`] puts them back itself.
+//! Every global change is announced to the caller's [`Hooks`] before it is
+//! made (see [`tracefs::Undo`]), so a killed process's changes can be put
+//! back by the next one; [`Capture::stop`] puts them back itself, and what
+//! it cannot put back is a warning of the finished capture, not a failure.
+//! The top-level tracer is one per machine: the hooks are asked for it
+//! before it is touched, and a capture that cannot have it falls back to
+//! the next method.
 
 pub mod blk_tracer;
 pub mod counters;
@@ -147,6 +151,13 @@ pub struct Captured {
     /// Things worth knowing about this capture (how a partition was filtered, ...).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// What could not be put back when the capture ended (the records
+    /// are complete; the machine's tracing settings are not as they were).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    /// The undo steps that failed, for the caller to try again or keep on record.
+    #[serde(skip)]
+    pub undo_failed: Vec<Undo>,
 }
 
 /// Why no capture could start or finish.
@@ -230,6 +241,43 @@ pub fn monotonic_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// What a capture asks of whoever runs it before it changes the machine.
+pub trait Hooks {
+    /// `u` undoes the change about to be made. An error (it could not be
+    /// recorded) means the change is not made.
+    fn undo_step(&mut self, u: &Undo) -> Result<(), String>;
+    /// The `blk` tracer is about to be set up in the top-level instance of
+    /// the tracefs at `root`, of which a machine has one: have it for this
+    /// capture alone, or say why not (another capture has it). Returns
+    /// notes (what a capture that died had left there and was put back).
+    fn claim_top_level(&mut self, root: &Path) -> Result<Vec<String>, String>;
+    /// A start that claimed the top-level tracer failed and has undone
+    /// its steps (`put_back`: all of them): the claim is given up. (A
+    /// capture that started is given up by its caller once it stops.)
+    fn release_top_level(&mut self, put_back: bool);
+}
+
+/// Hooks that record nothing and claim nothing, for a caller that keeps
+/// no records and knows nothing else traces (the capture tests).
+pub struct NoHooks;
+
+impl Hooks for NoHooks {
+    fn undo_step(&mut self, _: &Undo) -> Result<(), String> {
+        Ok(())
+    }
+    fn claim_top_level(&mut self, _: &Path) -> Result<Vec<String>, String> {
+        Ok(Vec::new())
+    }
+    fn release_top_level(&mut self, _: bool) {}
+}
+
+/// Announce `u` to the hooks, then keep it in `steps` (undone newest first).
+pub(crate) fn note_step(hooks: &mut dyn Hooks, steps: &mut Vec<Undo>, u: Undo) -> Result<(), String> {
+    hooks.undo_step(&u)?;
+    steps.push(u);
+    Ok(())
+}
+
 /// A running capture of one method.
 pub(crate) trait Running: Send {
     /// Stop the events, read what is left, put back what was changed.
@@ -245,6 +293,8 @@ pub(crate) struct Stopped {
     pub counters: Option<crate::host::blockdev::DiskStat>,
     pub notes: Vec<String>,
     pub ring_events: u64,
+    /// The undo steps that failed and why (the records are complete).
+    pub undo_failed: Vec<(Undo, String)>,
 }
 
 /// What stopping gives: what was captured and the sink, or why not and
@@ -297,18 +347,23 @@ impl Capture {
             counters: s.counters,
             kernel_events_read: s.ring_events,
             notes,
+            warnings: s.undo_failed.iter().map(|(u, e)| format!("trace: the capture is complete, but could not {u}: {e}")).collect(),
+            undo_failed: s.undo_failed.into_iter().map(|(u, _)| u).collect(),
         };
         Ok((captured, s.sink))
     }
 }
 
-/// Start capturing `req.device` into `sink` (see the module's documentation).
+/// Start capturing `req.device` into `sink` (see the module's
+/// documentation), with no records kept and no claim on the top-level
+/// tracer ([`NoHooks`]).
 pub fn start(req: &TraceRequest, sink: Box<dyn RecordSink>) -> Result<Capture, CaptureError> {
-    start_logged(req, sink, &mut |_| {})
+    start_with(req, sink, &mut NoHooks)
 }
 
-/// [`start`], announcing each change to `log` before it is made.
-pub fn start_logged(req: &TraceRequest, sink: Box<dyn RecordSink>, log: &mut dyn FnMut(&Undo)) -> Result<Capture, CaptureError> {
+/// [`start`], announcing each change to `hooks` before it is made and
+/// asking them for the top-level tracer.
+pub fn start_with(req: &TraceRequest, sink: Box<dyn RecordSink>, hooks: &mut dyn Hooks) -> Result<Capture, CaptureError> {
     if req.act_mask == 0 {
         return Err(CaptureError::BadDevice("an empty category mask keeps nothing: name at least one category".into()));
     }
@@ -335,9 +390,9 @@ pub fn start_logged(req: &TraceRequest, sink: Box<dyn RecordSink>, log: &mut dyn
         let start_ns = monotonic_ns();
         let s = sink.take().expect("the sink is handed back by every failed method");
         let attempt = match m {
-            Method::BlkTracer => blk_tracer::start(req, &target, s, start_ns, log),
-            Method::Tracepoints => tracepoints::start(req, &target, s, start_ns, log),
-            Method::Ioctl => ioctl::start(req, &target, s, start_ns, log),
+            Method::BlkTracer => blk_tracer::start(req, &target, s, start_ns, hooks),
+            Method::Tracepoints => tracepoints::start(req, &target, s, start_ns, hooks),
+            Method::Ioctl => ioctl::start(req, &target, s, start_ns, hooks),
             Method::Counters => counters::start(&target, s),
         };
         match attempt {
@@ -355,19 +410,30 @@ pub fn start_logged(req: &TraceRequest, sink: Box<dyn RecordSink>, log: &mut dyn
 /// why not and the sink back.
 pub(crate) type Started = Result<(Box<dyn Running>, Vec<String>), (String, Box<dyn RecordSink>)>;
 
-/// Undo `steps` newest first; every error is kept.
-pub(crate) fn undo_all(steps: &mut Vec<Undo>) -> Result<(), String> {
-    let mut errors = Vec::new();
+/// Undo `steps` newest first; every step that failed comes back with why.
+pub(crate) fn undo_all(steps: &mut Vec<Undo>) -> Vec<(Undo, String)> {
+    let mut failed = Vec::new();
     while let Some(u) = steps.pop() {
         if let Err(e) = u.perform() {
-            errors.push(format!("could not {u}: {e}"));
+            failed.push((u, e));
         }
     }
-    if errors.is_empty() {
-        Ok(())
-    } else {
-        Err(errors.join("; "))
+    failed
+}
+
+/// A start that failed after changing something: its steps undone, and
+/// what could not be, added to why it failed.
+pub(crate) fn undo_failed_start(e: String, steps: &mut Vec<Undo>) -> String {
+    failed_start(e, &undo_all(steps))
+}
+
+/// Why a start failed, with the steps that could not be undone after it.
+pub(crate) fn failed_start(e: String, failed: &[(Undo, String)]) -> String {
+    if failed.is_empty() {
+        return e;
     }
+    let what: Vec<String> = failed.iter().map(|(u, why)| format!("could not {u}: {why}")).collect();
+    format!("{e} (and {})", what.join("; "))
 }
 
 /// The `trace` directory in sysfs for the device (a partition's own, so

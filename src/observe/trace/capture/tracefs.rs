@@ -42,9 +42,9 @@ pub fn selected(text: &str) -> Option<String> {
 }
 
 impl Tracefs {
-    /// The mounted tracefs, or a new mount at [`DEFAULT_DIR`] (the caller
-    /// must then undo it: [`Undo::Unmount`]).
-    pub fn find_or_mount(log: &mut dyn FnMut(&Undo)) -> Result<Tracefs, String> {
+    /// The mounted tracefs, or a new mount at [`DEFAULT_DIR`], whose
+    /// [`Undo::Unmount`] goes into `steps`.
+    pub fn find_or_mount(hooks: &mut dyn super::Hooks, steps: &mut Vec<Undo>) -> Result<Tracefs, String> {
         for e in crate::host::mountinfo::read_mountinfo() {
             if e.fs_type == "tracefs" && e.mount_point.join("trace").exists() {
                 return Ok(Tracefs { root: e.mount_point, mounted_here: false });
@@ -54,7 +54,7 @@ impl Tracefs {
         if !dir.is_dir() {
             return Err(format!("tracefs is not mounted and {DEFAULT_DIR} does not exist (a kernel without CONFIG_TRACING?)"));
         }
-        log(&Undo::Unmount { path: dir.clone() });
+        super::note_step(hooks, steps, Undo::Unmount { path: dir.clone() })?;
         mount_tracefs(&dir).map_err(|e| format!("tracefs is not mounted and mounting it at {DEFAULT_DIR} failed: {e}"))?;
         Ok(Tracefs { root: dir, mounted_here: true })
     }
@@ -86,13 +86,11 @@ impl Tracefs {
             .collect()
     }
 
-    /// Remove the private instances of fsbench processes that no longer run
-    /// (a killed capture); returns what was removed.
-    /// tracefs found or mounted (a mount is logged as an undo step), with
-    /// the instances killed fsbench runs left removed and said in the notes
+    /// tracefs found or mounted (a mount is an undo step), with the
+    /// instances killed fsbench runs left removed and said in the notes
     /// every capture method starts with.
-    pub fn open(log: &mut dyn FnMut(&Undo)) -> Result<(Tracefs, Vec<String>), String> {
-        let tfs = Tracefs::find_or_mount(log)?;
+    pub fn open(hooks: &mut dyn super::Hooks, steps: &mut Vec<Undo>) -> Result<(Tracefs, Vec<String>), String> {
+        let tfs = Tracefs::find_or_mount(hooks, steps)?;
         let mut notes = Vec::new();
         let stale = tfs.remove_stale_instances();
         if !stale.is_empty() {
@@ -101,6 +99,8 @@ impl Tracefs {
         Ok((tfs, notes))
     }
 
+    /// Remove the private instances of fsbench processes that no longer run
+    /// (a killed capture); returns what was removed.
     pub fn remove_stale_instances(&self) -> Vec<String> {
         let Ok(rd) = std::fs::read_dir(self.path("instances")) else { return Vec::new() };
         let mut removed = Vec::new();

@@ -12,7 +12,7 @@
 
 use super::reader::{Convert, Readers};
 use super::tracefs::{self, CpuStats, Tracefs, Undo, INSTANCE_PREFIX};
-use super::{undo_all, Running, Started, Stopped, Target, TraceRequest};
+use super::{note_step, undo_all, undo_failed_start, Hooks, Running, Started, Stopped, Target, TraceRequest};
 use crate::observe::trace::record::{act, cat, Header, RecordSink, MAGIC, VERSION};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -200,13 +200,10 @@ fn instance_name() -> String {
     }
 }
 
-pub(crate) fn start(req: &TraceRequest, t: &Target, sink: Box<dyn RecordSink>, start_ns: u64, log: &mut dyn FnMut(&Undo)) -> Started {
+pub(crate) fn start(req: &TraceRequest, t: &Target, sink: Box<dyn RecordSink>, start_ns: u64, hooks: &mut dyn Hooks) -> Started {
     let mut steps: Vec<Undo> = Vec::new();
-    let fail = |e: String, steps: &mut Vec<Undo>, sink| {
-        let undone = undo_all(steps).err().map(|u| format!(" (and {u})")).unwrap_or_default();
-        Err((format!("{e}{undone}"), sink))
-    };
-    let prepared = match prepare(req, t, log, &mut steps) {
+    let fail = |e: String, steps: &mut Vec<Undo>, sink| Err((undo_failed_start(e, steps), sink));
+    let prepared = match prepare(req, t, hooks, &mut steps) {
         Ok(p) => p,
         Err(e) => return fail(e, &mut steps, sink),
     };
@@ -254,19 +251,15 @@ struct Prepared {
     notes: Vec<String>,
 }
 
-fn prepare(req: &TraceRequest, t: &Target, log: &mut dyn FnMut(&Undo), steps: &mut Vec<Undo>) -> Result<Prepared, String> {
-    let mut note = |u: Undo, steps: &mut Vec<Undo>| {
-        log(&u);
-        steps.push(u);
-    };
-    let (tfs, mut notes) = Tracefs::open(&mut |u| note(u.clone(), steps))?;
+fn prepare(req: &TraceRequest, t: &Target, hooks: &mut dyn Hooks, steps: &mut Vec<Undo>) -> Result<Prepared, String> {
+    let (tfs, mut notes) = Tracefs::open(hooks, steps)?;
     let instances = tfs.path("instances");
     if !instances.is_dir() {
         return Err(format!("{} does not exist: this kernel has no trace instances", instances.display()));
     }
     let name = instance_name();
     let dir = instances.join(&name);
-    note(Undo::Instance { tracefs: tfs.root.clone(), name: name.clone() }, steps);
+    note_step(hooks, steps, Undo::Instance { tracefs: tfs.root.clone(), name: name.clone() })?;
     std::fs::create_dir(&dir).map_err(|e| format!("cannot create trace instance {}: {e}", dir.display()))?;
     tracefs::write(&dir.join("buffer_size_kb"), &req.buffer_kb_per_cpu.to_string())?;
     tracefs::write(&dir.join("trace_clock"), "mono")?;
@@ -469,24 +462,26 @@ impl Running for TpRunning {
             .map(|(i, &c)| CpuStats::read(&self.dir, c).map(|a| a.since(&self.before.get(i).copied().unwrap_or_default()).lost()))
             .collect();
         let cmdlines = self.tracefs.saved_cmdlines();
-        if let Err(e) = undo_all(&mut self.steps) {
-            errors.push(e);
-        }
+        let undo_failed = undo_all(&mut self.steps);
+        let failed_text = || undo_failed.iter().map(|(u, e)| format!("could not {u}: {e}")).collect::<Vec<_>>();
         let d = match drained {
             Some(Ok(d)) => d,
             Some(Err(e)) => {
                 errors.push(e);
+                errors.extend(failed_text());
                 return Err((errors.join("; "), None));
             }
             None => return Err(("the capture had no readers".into(), None)),
         };
         let lost: Vec<u64> = lost.into_iter().filter_map(|r| r.map_err(|e| errors.push(e)).ok()).collect();
         if !errors.is_empty() {
+            errors.extend(failed_text());
             return Err((errors.join("; "), Some(d.sink)));
         }
         let pids = super::blk_tracer::fill_comms(d.pids, &cmdlines);
         let ring_events = d.per_cpu.iter().map(|(_, c)| c.events).sum();
-        Ok(Stopped { sink: d.sink, records: d.records, lost_per_cpu: lost, pids, counters: None, notes: Vec::new(), ring_events })
+        let notes = Vec::new();
+        Ok(Stopped { sink: d.sink, records: d.records, lost_per_cpu: lost, pids, counters: None, notes, ring_events, undo_failed })
     }
 }
 
