@@ -295,3 +295,75 @@ fn figure_names_and_order_match_java_ycsb() {
         assert_eq!(counts(&o).get("INSERT"), counts(&j).get("INSERT"));
     }
 }
+
+/// Every file under `dir` (relative name → bytes; directories as empty).
+fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.strip_prefix(dir).unwrap().display().to_string();
+            if p.is_dir() {
+                out.insert(format!("{name}/"), Vec::new());
+                todo.push(p);
+            } else {
+                out.insert(name, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// Issue 31 item 5: RocksDB took a user's `000001.sst` and `LOG` for its
+/// own. A directory holding anything but a database of the chosen store is
+/// refused by every store, and left byte for byte as it was; the store's
+/// own directory (a run after a load) is still opened.
+#[test]
+fn a_directory_of_other_files_is_refused_by_every_store() {
+    let stores: Vec<&str> = data_stores();
+    assert!(stores.contains(&"fjall") && stores.contains(&"redb"), "{stores:?}");
+    for store in stores {
+        let d = tempfile::tempdir().unwrap();
+        if !built(store, &d.path().join("probe")) {
+            eprintln!("skipped {store}: this fsbench was built without it");
+            continue;
+        }
+        let users = d.path().join("users");
+        std::fs::create_dir(&users).unwrap();
+        std::fs::write(users.join("000001.sst"), b"a user's table, not RocksDB's").unwrap();
+        std::fs::write(users.join("LOG"), b"a user's log").unwrap();
+        // And one of files with random names and bytes (a seeded generator).
+        let random = d.path().join("random");
+        std::fs::create_dir_all(random.join("sub")).unwrap();
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for i in 0..12 {
+            let ext = ["sst", "log", "db", "redb", "jnl", ""][(next() % 6) as usize];
+            let bytes: Vec<u8> = (0..next() % 3000).map(|_| next() as u8).collect();
+            let at = if i % 4 == 0 { random.join("sub") } else { random.clone() };
+            std::fs::write(at.join(format!("{:06}.{ext}", next() % 1_000_000)), bytes).unwrap();
+        }
+        for dir in [&users, &random] {
+            let before = tree(dir);
+            let dirp = format!("{store}.dir={}", dir.display());
+            for phase in ["load", "run"] {
+                let out = ycsb(&[phase, store, "-P", "workloada", "-p", "recordcount=100", "-p", &dirp]);
+                let err = String::from_utf8_lossy(&out.stderr);
+                assert!(!out.status.success(), "{store} {phase} in {}: {err}", dir.display());
+                assert!(err.contains(&format!("is not a {store} database")), "{store}: {err}");
+            }
+            assert_eq!(tree(dir), before, "{store}: the directory's files are as they were");
+        }
+        // Its own directory: a run after the load.
+        let own = format!("{store}.dir={}", d.path().join("own").display());
+        for phase in ["load", "run"] {
+            ok(&ycsb(&[phase, store, "-P", "workloada", "-p", "recordcount=100", "-p", &own]));
+        }
+    }
+}
