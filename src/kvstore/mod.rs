@@ -90,6 +90,11 @@ impl Record {
         self.fields.len()
     }
 
+    /// The bytes of every field's value together.
+    pub fn bytes(&self) -> usize {
+        self.data.len()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.fields.is_empty()
     }
@@ -147,6 +152,11 @@ impl Rows {
 
     pub fn len(&self) -> usize {
         self.n
+    }
+
+    /// The bytes of the rows' keys and values together.
+    pub fn bytes(&self) -> usize {
+        self.keys[..self.n].iter().map(Vec::len).sum::<usize>() + self.recs[..self.n].iter().map(Record::bytes).sum::<usize>()
     }
 
     pub fn is_empty(&self) -> bool {
