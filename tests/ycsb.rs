@@ -528,3 +528,142 @@ fn a_store_on_a_device_of_its_own_is_not_flagged() {
     assert!(a["device_write_bytes"].as_u64().is_some_and(|d| d > 0), "{a}");
     assert!(a["benchmark_write_bytes"].as_u64().is_some_and(|b| b >= 5000 * 1000), "{a}");
 }
+
+/// Issue 31 items 12-13, YCSB's part: absurd values panicked (a u32 length
+/// overflowing), aborted on allocations of gigabytes, overflowed the clock
+/// or hung in a generator's set-up. Each is refused before anything runs,
+/// naming the property, its value and what was expected.
+#[test]
+fn absurd_property_values_are_refused_naming_them() {
+    let d = tempfile::tempdir().unwrap();
+    let hist = d.path().join("hist.txt");
+    std::fs::write(&hist, "BlockSize\t1\n1000000000000\t5\n").unwrap();
+    let histp = format!("fieldlengthhistogram={}", hist.display());
+    let cases: &[(&[&str], &str)] = &[
+        (&["-p", "fieldlength=1000000000"], "fieldlength=1000000000"),
+        (&["-p", "fieldcount=100000000"], "fieldcount=100000000"),
+        (&["-p", "fieldlength=5000000000"], "fieldlength=5000000000"),
+        // Each record fits, but not one per thread in this machine's memory.
+        (&["-p", "fieldcount=1000", "-p", "fieldlength=1000000", "-threads", "4096"], "threadcount=4096"),
+        (&["-p", "recordcount=9223372036854775807"], "recordcount=9223372036854775807"),
+        (&["-p", "operationcount=9223372036854775807"], "operationcount=9223372036854775807"),
+        (&["-p", "maxexecutiontime=9223372036854775807"], "maxexecutiontime=9223372036854775807"),
+        (&["-s", "-p", "status.interval=9223372036854775807"], "status.interval=9223372036854775807"),
+        (&["-target", "1e-300"], "target=1e-300"),
+        (&["-p", "requestdistribution=exponential", "-p", "exponential.frac=1e300"], "exponential.frac=1e300"),
+        (&["-p", "requestdistribution=latest", "-p", "recordcount=4000000000000"], "recordcount"),
+        (&["-p", "fieldlengthdistribution=zipfian", "-p", "fieldlength=2000000000", "-p", "fieldcount=1"], "fieldlength"),
+        (&["-p", "scanproportion=1", "-p", "maxscanlength=9223372036854775807"], "maxscanlength=9223372036854775807"),
+        (&["-p", "readproportion=1e308", "-p", "updateproportion=1e308"], "sum to inf"),
+        (&["-p", "core_workload_insertion_retry_limit=99999999999"], "core_workload_insertion_retry_limit=99999999999"),
+        (&["-p", "core_workload_insertion_retry_interval=9223372036854775807"], "core_workload_insertion_retry_interval"),
+        (&["-p", "measurementtype=timeseries", "-p", "timeseries.granularity=9223372036854775807"], "timeseries.granularity"),
+        (&["-p", "histogram.buckets=0"], "histogram.buckets=0"),
+        (&["-p", "fieldlengthdistribution=histogram", "-p", &histp], "bucket 1000000000000"),
+    ];
+    for (extra, names) in cases {
+        for phase in ["load", "run"] {
+            let args = [&[phase, "null", "-P", "workloada", "-p", "recordcount=1000", "-p", "operationcount=1000"][..], extra].concat();
+            let mut cmd = fsbench();
+            let out = cmd.arg("ycsb").args(&args).arg("--no-progress").timeout(std::time::Duration::from_secs(60)).output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+            assert!(err.contains(names) && err.contains("expected") && !err.contains("panicked"), "{args:?}: {err}");
+        }
+    }
+}
+
+/// Issue 31 item 13, YCSB's part: a load larger than the directory's file
+/// system failed mid-run (or filled the disk). It is refused before the
+/// store is made, naming the need and the free space, and an experiment
+/// records the run as FAILED.
+#[test]
+fn a_load_larger_than_the_free_space_is_refused_before_it_starts() {
+    let work = common::disk_tempdir();
+    let db = work.path().join("db");
+    let args = [
+        "load",
+        "fjall",
+        "-P",
+        "workloada",
+        "-p",
+        "recordcount=1099511627776",
+        "-p",
+        &format!("fjall.dir={}", db.display()),
+        "--no-progress",
+    ];
+    let out = fsbench().arg("ycsb").args(args).timeout(std::time::Duration::from_secs(60)).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("needs about") && err.contains(" free") && err.contains("recordcount"), "{err}");
+    assert!(!db.exists(), "nothing was made: {:?}", db.exists().then(|| tree(&db).into_keys().collect::<Vec<_>>()));
+    let exp = common::write_exp(
+        work.path(),
+        &format!(
+            "name = \"big\"\n[[target]]\nlabel = \"d\"\ndirectory = \"{}\"\n[[workload]]\nlabel = \"load\"\n\
+             ycsb = \"load fjall -P workloada -p recordcount=1099511627776\"\n",
+            work.path().display()
+        ),
+    );
+    let out_dir = work.path().join("out");
+    let o = fsbench()
+        .args(["experiment", exp.to_str().unwrap(), "--out", out_dir.to_str().unwrap(), "--no-progress"])
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let runs = common::run_files(&out_dir);
+    let run: Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("runs").join(&runs[0])).unwrap()).unwrap();
+    assert!(run["result"]["failed"].as_str().is_some_and(|f| f.contains("needs about")), "{}", run["result"]["failed"]);
+}
+
+/// A tmpfs of `inodes` inodes mounted on a directory of its own, unmounted
+/// when dropped.
+struct SmallTmpfs {
+    dir: tempfile::TempDir,
+}
+
+impl SmallTmpfs {
+    fn mount(inodes: u32) -> Option<SmallTmpfs> {
+        let dir = common::disk_tempdir();
+        let opts = format!("size=64m,nr_inodes={inodes}");
+        let st = std::process::Command::new("mount").args(["-t", "tmpfs", "-o", &opts, "fsbench-test"]).arg(dir.path()).status().ok()?;
+        st.success().then_some(SmallTmpfs { dir })
+    }
+}
+
+impl Drop for SmallTmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+/// Issue 31 item 13, YCSB's part: a store on a file system out of inodes
+/// failed mid-run. The files a store makes are checked against the free
+/// inodes before it starts.
+#[test]
+fn a_store_on_a_file_system_without_free_inodes_is_refused_before_it_starts() {
+    if !common::is_root() {
+        common::skip("needs root to mount a tmpfs with few inodes");
+        return;
+    }
+    let Some(fs) = SmallTmpfs::mount(16) else {
+        common::skip("cannot mount a tmpfs");
+        return;
+    };
+    // Take all but a few of its inodes.
+    let mut n = 0;
+    while std::fs::write(fs.dir.path().join(format!("f{n}")), b"x").is_ok() {
+        n += 1;
+    }
+    for i in 0..2 {
+        std::fs::remove_file(fs.dir.path().join(format!("f{i}"))).unwrap();
+    }
+    let before = tree(fs.dir.path());
+    let db = fs.dir.path().join("db");
+    let out = ycsb(&["load", "fjall", "-P", "workloada", "-p", "recordcount=100", "-p", &format!("fjall.dir={}", db.display())]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("free inodes"), "{err}");
+    assert_eq!(tree(fs.dir.path()), before, "nothing was made");
+}

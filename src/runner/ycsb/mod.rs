@@ -34,6 +34,9 @@ pub(crate) fn run_plan(
     let started_unix = crate::runner::unix_now();
     let desc = store::find(&plan.store.name).ok_or_else(|| format!("unknown store {}", plan.store.name))?;
     if let Some(d) = &plan.store.dir {
+        let reduce = "reduce recordcount, insertcount, operationcount, fieldcount or fieldlength";
+        crate::environment::space::check_with(&[space_need(plan, d)], opts.allow_fill, reduce)
+            .map_err(|e| format!("{}.dir={}: {e}", desc.name, d.display()))?;
         std::fs::create_dir_all(d).map_err(|e| format!("{}.dir={}: cannot create it: {e}", desc.name, d.display()))?;
     }
     let field_names = plan.field_names();
@@ -155,6 +158,32 @@ pub(crate) fn run_plan(
     }
     let run = Run { outcomes, runtime, group, dirs, partial, error, store_counters: counters_after, warnings, shared_device };
     Ok(result(plan, opts, layout, started_unix, run))
+}
+
+/// What the phase's records take in the store's directory, at least: each
+/// record its key and fields (a store adds its own overhead, an LSM tree its
+/// compactions' temporary copies), for every record a load inserts or a run
+/// is expected to insert; and the files a store makes (an LSM tree's table
+/// of some tens of MiB each, its logs and manifests).
+fn space_need(plan: &YcsbPlan, dir: &std::path::Path) -> crate::environment::space::Need {
+    let records = match plan.phase {
+        Phase::Load => plan.operationcount,
+        Phase::Run => {
+            let p = &plan.proportions;
+            let sum = p.read + p.update + p.insert + p.scan + p.read_modify_write;
+            if sum > 0.0 {
+                (plan.operationcount as f64 * p.insert / sum) as u64
+            } else {
+                0
+            }
+        }
+    };
+    // "user" and the key number: a hashed one has up to 19 digits.
+    let digits = if plan.hashed_inserts { 19 } else { (plan.recordcount.saturating_add(plan.operationcount) as f64).log10() as u64 + 1 };
+    let key = 4 + digits.max(u64::from(plan.zeropadding));
+    let record = key as f64 + f64::from(plan.fieldcount) * plan.fieldlength.mean();
+    let bytes = (records as f64 * record).min(u64::MAX as f64) as u64;
+    crate::environment::space::Need::new_in(dir, bytes).with_inodes(16 + bytes / (32 << 20))
 }
 
 fn failed_outcome(msg: &str) -> client::Outcome {
