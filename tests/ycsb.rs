@@ -295,3 +295,375 @@ fn figure_names_and_order_match_java_ycsb() {
         assert_eq!(counts(&o).get("INSERT"), counts(&j).get("INSERT"));
     }
 }
+
+/// Every file under `dir` (relative name → bytes; directories as empty).
+fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.strip_prefix(dir).unwrap().display().to_string();
+            if p.is_dir() {
+                out.insert(format!("{name}/"), Vec::new());
+                todo.push(p);
+            } else {
+                out.insert(name, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// Issue 31 item 5: RocksDB took a user's `000001.sst` and `LOG` for its
+/// own. A directory holding anything but a database of the chosen store is
+/// refused by every store, and left byte for byte as it was; the store's
+/// own directory (a run after a load) is still opened.
+#[test]
+fn a_directory_of_other_files_is_refused_by_every_store() {
+    let stores: Vec<&str> = data_stores();
+    assert!(stores.contains(&"fjall") && stores.contains(&"redb"), "{stores:?}");
+    for store in stores {
+        let d = tempfile::tempdir().unwrap();
+        if !built(store, &d.path().join("probe")) {
+            eprintln!("skipped {store}: this fsbench was built without it");
+            continue;
+        }
+        let users = d.path().join("users");
+        std::fs::create_dir(&users).unwrap();
+        std::fs::write(users.join("000001.sst"), b"a user's table, not RocksDB's").unwrap();
+        std::fs::write(users.join("LOG"), b"a user's log").unwrap();
+        // And one of files with random names and bytes (a seeded generator).
+        let random = d.path().join("random");
+        std::fs::create_dir_all(random.join("sub")).unwrap();
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for i in 0..12 {
+            let ext = ["sst", "log", "db", "redb", "jnl", ""][(next() % 6) as usize];
+            let bytes: Vec<u8> = (0..next() % 3000).map(|_| next() as u8).collect();
+            let at = if i % 4 == 0 { random.join("sub") } else { random.clone() };
+            std::fs::write(at.join(format!("{:06}.{ext}", next() % 1_000_000)), bytes).unwrap();
+        }
+        for dir in [&users, &random] {
+            let before = tree(dir);
+            let dirp = format!("{store}.dir={}", dir.display());
+            for phase in ["load", "run"] {
+                let out = ycsb(&[phase, store, "-P", "workloada", "-p", "recordcount=100", "-p", &dirp]);
+                let err = String::from_utf8_lossy(&out.stderr);
+                assert!(!out.status.success(), "{store} {phase} in {}: {err}", dir.display());
+                assert!(err.contains(&format!("is not a {store} database")), "{store}: {err}");
+            }
+            assert_eq!(tree(dir), before, "{store}: the directory's files are as they were");
+        }
+        // Its own directory: a run after the load.
+        let own = format!("{store}.dir={}", d.path().join("own").display());
+        for phase in ["load", "run"] {
+            ok(&ycsb(&[phase, store, "-P", "workloada", "-p", "recordcount=100", "-p", &own]));
+        }
+    }
+}
+
+/// `[OVERALL], RunTime(ms)` of `args`, the least of three tries.
+fn least_runtime(args: &[&str]) -> f64 {
+    (0..3).map(|_| value(&figures(&ok(&ycsb(args))), "OVERALL", "RunTime(ms)").unwrap()).fold(f64::MAX, f64::min)
+}
+
+/// Issue 31 item 8: the run's clock was read by a watcher that polled every
+/// 50 ms, so RunTime was the op count's true span rounded up to the poll.
+/// Throttled to 1000 ops/s a single thread's operations are due 1 ms
+/// apart: RunTime must follow the schedule (N operations take N-1 ms and
+/// up) and grow with N by the schedule's difference, not by a poll's.
+#[test]
+fn runtime_is_the_threads_own_span() {
+    let run = |n: &str| least_runtime(&["run", "null", "-P", "workloadc", "-p", &format!("operationcount={n}"), "-target", "1000"]);
+    let (short, long) = (run("5"), run("45"));
+    assert!(short >= 4.0 && long >= 44.0, "the schedule's floor: 5 ops took {short} ms, 45 took {long} ms");
+    let grew = long - short;
+    assert!((25.0..=55.0).contains(&grew), "40 more operations due 1 ms apart added {grew} ms ({short} -> {long} ms)");
+    // Unthrottled, short runs have a rate: never 0, never above the
+    // operations over the process's own wall time's lower bound.
+    for n in ["10", "1000"] {
+        let t = std::time::Instant::now();
+        let text = ok(&ycsb(&["load", "null", "-P", "workloada", "-p", &format!("recordcount={n}")]));
+        let wall_ms = t.elapsed().as_secs_f64() * 1000.0;
+        let f = figures(&text);
+        let (ms, rate) = (value(&f, "OVERALL", "RunTime(ms)").unwrap(), value(&f, "OVERALL", "Throughput(ops/sec)").unwrap());
+        assert!(ms <= wall_ms, "RunTime {ms} ms is within the process's {wall_ms} ms");
+        let ops: f64 = n.parse().unwrap();
+        assert!(rate > 0.0 && rate.is_finite() && rate >= ops / (ms + 1.0) * 1000.0, "{n} inserts: {rate} ops/s over {ms} ms");
+    }
+}
+
+/// Issue 31 item 8: a run whose every operation failed (reads of keys the
+/// load did not write: loaded in order, read hashed) is not a measurement:
+/// warned, marked failed in the result, exit status non-zero.
+#[test]
+fn a_run_whose_every_operation_failed_is_a_failed_run() {
+    let d = tempfile::tempdir().unwrap();
+    let dirp = format!("fjall.dir={}", d.path().join("db").display());
+    ok(&ycsb(&["load", "fjall", "-P", "workloadc", "-p", "recordcount=100", "-p", "insertorder=ordered", "-p", &dirp]));
+    let run = |extra: &[&str]| {
+        let base =
+            ["run", "fjall", "-P", "workloadc", "-p", "recordcount=100", "-p", "operationcount=300", "-p", &dirp, "--output-format=json"];
+        ycsb(&[&base[..], extra].concat())
+    };
+    let out = run(&[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("every one of the 300 operations failed"), "{err}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["failed"].as_str().is_some_and(|f| f.contains("READ NOT_FOUND 300")), "{}", v["failed"]);
+    // Loaded as it is read, the same run is a result.
+    let ordered = run(&["-p", "insertorder=ordered"]);
+    let v: Value = serde_json::from_str(&ok(&ordered)).unwrap();
+    assert!(v["failed"].is_null(), "{}", v["failed"]);
+}
+
+/// Issue 31 item 9: the experiment's attribution said the benchmark issued
+/// no writes after a YCSB load. The client's keys and fields are the
+/// benchmark's issued writes (and what reads return, its reads).
+#[test]
+fn a_loads_issued_writes_are_the_clients_bytes() {
+    let work = common::disk_tempdir();
+    let (records, fields, length) = (2000u64, 4u64, 250u64);
+    let exp = common::write_exp(
+        work.path(),
+        &format!(
+            "name = \"y\"\n[[target]]\nlabel = \"d\"\ndirectory = \"{}\"\n[[workload]]\nlabel = \"load\"\n\
+             ycsb = \"load fjall -P workloadc -p recordcount={records} -p fieldcount={fields} -p fieldlength={length}\"\n\
+             [[workload]]\nlabel = \"read\"\n\
+             ycsb = \"run fjall -P workloadc -p recordcount={records} -p operationcount=500 -p fieldcount={fields} -p fieldlength={length}\"\n",
+            work.path().display()
+        ),
+    );
+    let out = work.path().join("out");
+    let o = fsbench().args(["experiment", exp.to_str().unwrap(), "--out", out.to_str().unwrap(), "--no-progress"]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let runs = common::run_files(&out);
+    let run = |label: &str| -> Value {
+        let f = runs.iter().find(|f| f.contains(&format!("__{label}__"))).unwrap_or_else(|| panic!("{label}: {runs:?}"));
+        serde_json::from_str(&std::fs::read_to_string(out.join("runs").join(f)).unwrap()).unwrap()
+    };
+    let load = run("load");
+    let written = load["attribution"]["benchmark_write_bytes"].as_u64().unwrap();
+    assert!(written >= records * fields * length, "a load of {records} × {fields} × {length} B issued {written} B");
+    let read = run("read");
+    let got = read["attribution"]["benchmark_read_bytes"].as_u64().unwrap();
+    assert!(got >= 500 * fields * length, "500 reads of {fields} × {length} B returned {got} B");
+}
+
+/// The mount `path` is on: (mount point, source).
+fn mount_of(path: &Path) -> (std::path::PathBuf, String) {
+    let path = path.canonicalize().unwrap();
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let mut best = (std::path::PathBuf::new(), String::new());
+    for l in info.lines() {
+        let f: Vec<&str> = l.split(' ').collect();
+        let dash = f.iter().position(|x| *x == "-").unwrap();
+        let mp = std::path::PathBuf::from(f[4].replace("\\040", " "));
+        if path.starts_with(&mp) && mp.components().count() >= best.0.components().count() {
+            best = (mp, f[dash + 2].to_string());
+        }
+    }
+    best
+}
+
+/// Issue 31 item 9: a store on the root file system's device printed a
+/// write amplification from counters every process on the machine moves,
+/// with no word of it. Such a device is named shared, on stderr and in the
+/// result, and the figure is marked as not the store's own.
+#[test]
+fn a_store_on_the_root_file_systems_device_is_flagged_shared() {
+    let work = common::disk_tempdir();
+    let (mp, source) = mount_of(work.path());
+    if mp != Path::new("/") || !source.starts_with("/dev/") {
+        common::skip(&format!("{} is on {} ({source}), not the root file system on a block device", work.path().display(), mp.display()));
+        return;
+    }
+    let dirp = format!("fjall.dir={}", work.path().join("db").display());
+    let out = ycsb(&["load", "fjall", "-P", "workloada", "-p", "recordcount=2000", "-p", &dirp]);
+    let text = ok(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("holds the root file system (/)") && err.contains("upper bounds"), "{err}");
+    assert!(text.contains("[FSBENCH], WriteAmplification(shared device), "), "{text}");
+    assert!(!text.contains("[FSBENCH], WriteAmplification, "), "{text}");
+    let json = ycsb(&["load", "fjall", "-P", "workloada", "-p", "recordcount=100", "-p", &dirp, "--output-format=json"]);
+    let v: Value = serde_json::from_str(&ok(&json)).unwrap();
+    assert!(v["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains("root file system")), "{}", v["warnings"]);
+    assert!(v["jobs"][0]["details"]["shared_device"].is_string());
+}
+
+/// The other side of the shared-device warning: on an experiment's managed
+/// file system (a loop device fsbench made) the device is the run's own, so
+/// nothing is flagged and the device's bytes are the store's.
+#[test]
+fn a_store_on_a_device_of_its_own_is_not_flagged() {
+    if !common::is_root() || !common::have("mkfs.ext4") {
+        common::skip("needs root and mkfs.ext4 for a managed loop-device target");
+        return;
+    }
+    let work = common::disk_tempdir();
+    let exp = common::write_exp(
+        work.path(),
+        &format!(
+            "name = \"own\"\n[[target]]\nlabel = \"ext4\"\nfs = \"ext4\"\nloop = {{ dir = \"{}\", size = \"256m\" }}\n\
+             [[workload]]\nlabel = \"load\"\nycsb = \"load fjall -P workloada -p recordcount=5000 -p fjall.sync=true\"\n",
+            work.path().display()
+        ),
+    );
+    let out = work.path().join("out");
+    let o = fsbench().args(["experiment", exp.to_str().unwrap(), "--out", out.to_str().unwrap(), "--no-progress"]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(!err.contains("upper bounds"), "{err}");
+    let runs = common::run_files(&out);
+    let run: Value = serde_json::from_str(&std::fs::read_to_string(out.join("runs").join(&runs[0])).unwrap()).unwrap();
+    assert!(run["result"]["jobs"][0]["details"]["shared_device"].is_null(), "{}", run["result"]["jobs"][0]["details"]["shared_device"]);
+    let a = &run["attribution"];
+    assert!(a["device_write_bytes"].as_u64().is_some_and(|d| d > 0), "{a}");
+    assert!(a["benchmark_write_bytes"].as_u64().is_some_and(|b| b >= 5000 * 1000), "{a}");
+}
+
+/// Issue 31 items 12-13, YCSB's part: absurd values panicked (a u32 length
+/// overflowing), aborted on allocations of gigabytes, overflowed the clock
+/// or hung in a generator's set-up. Each is refused before anything runs,
+/// naming the property, its value and what was expected.
+#[test]
+fn absurd_property_values_are_refused_naming_them() {
+    let d = tempfile::tempdir().unwrap();
+    let hist = d.path().join("hist.txt");
+    std::fs::write(&hist, "BlockSize\t1\n1000000000000\t5\n").unwrap();
+    let histp = format!("fieldlengthhistogram={}", hist.display());
+    let cases: &[(&[&str], &str)] = &[
+        (&["-p", "fieldlength=1000000000"], "fieldlength=1000000000"),
+        (&["-p", "fieldcount=100000000"], "fieldcount=100000000"),
+        (&["-p", "fieldlength=5000000000"], "fieldlength=5000000000"),
+        // Each record fits, but not one per thread in this machine's memory.
+        (&["-p", "fieldcount=1000", "-p", "fieldlength=1000000", "-threads", "4096"], "threadcount=4096"),
+        (&["-p", "recordcount=9223372036854775807"], "recordcount=9223372036854775807"),
+        (&["-p", "operationcount=9223372036854775807"], "operationcount=9223372036854775807"),
+        (&["-p", "maxexecutiontime=9223372036854775807"], "maxexecutiontime=9223372036854775807"),
+        (&["-s", "-p", "status.interval=9223372036854775807"], "status.interval=9223372036854775807"),
+        (&["-target", "1e-300"], "target=1e-300"),
+        (&["-p", "requestdistribution=exponential", "-p", "exponential.frac=1e300"], "exponential.frac=1e300"),
+        (&["-p", "requestdistribution=latest", "-p", "recordcount=4000000000000"], "recordcount"),
+        (&["-p", "fieldlengthdistribution=zipfian", "-p", "fieldlength=2000000000", "-p", "fieldcount=1"], "fieldlength"),
+        (&["-p", "scanproportion=1", "-p", "maxscanlength=9223372036854775807"], "maxscanlength=9223372036854775807"),
+        (&["-p", "readproportion=1e308", "-p", "updateproportion=1e308"], "sum to inf"),
+        (&["-p", "core_workload_insertion_retry_limit=99999999999"], "core_workload_insertion_retry_limit=99999999999"),
+        (&["-p", "core_workload_insertion_retry_interval=9223372036854775807"], "core_workload_insertion_retry_interval"),
+        (&["-p", "measurementtype=timeseries", "-p", "timeseries.granularity=9223372036854775807"], "timeseries.granularity"),
+        (&["-p", "histogram.buckets=0"], "histogram.buckets=0"),
+        (&["-p", "fieldlengthdistribution=histogram", "-p", &histp], "bucket 1000000000000"),
+    ];
+    for (extra, names) in cases {
+        for phase in ["load", "run"] {
+            let args = [&[phase, "null", "-P", "workloada", "-p", "recordcount=1000", "-p", "operationcount=1000"][..], extra].concat();
+            let mut cmd = fsbench();
+            let out = cmd.arg("ycsb").args(&args).arg("--no-progress").timeout(std::time::Duration::from_secs(60)).output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+            assert!(err.contains(names) && err.contains("expected") && !err.contains("panicked"), "{args:?}: {err}");
+        }
+    }
+}
+
+/// Issue 31 item 13, YCSB's part: a load larger than the directory's file
+/// system failed mid-run (or filled the disk). It is refused before the
+/// store is made, naming the need and the free space, and an experiment
+/// records the run as FAILED.
+#[test]
+fn a_load_larger_than_the_free_space_is_refused_before_it_starts() {
+    let work = common::disk_tempdir();
+    let db = work.path().join("db");
+    let args = [
+        "load",
+        "fjall",
+        "-P",
+        "workloada",
+        "-p",
+        "recordcount=1099511627776",
+        "-p",
+        &format!("fjall.dir={}", db.display()),
+        "--no-progress",
+    ];
+    let out = fsbench().arg("ycsb").args(args).timeout(std::time::Duration::from_secs(60)).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("needs about") && err.contains(" free") && err.contains("recordcount"), "{err}");
+    assert!(!db.exists(), "nothing was made: {:?}", db.exists().then(|| tree(&db).into_keys().collect::<Vec<_>>()));
+    let exp = common::write_exp(
+        work.path(),
+        &format!(
+            "name = \"big\"\n[[target]]\nlabel = \"d\"\ndirectory = \"{}\"\n[[workload]]\nlabel = \"load\"\n\
+             ycsb = \"load fjall -P workloada -p recordcount=1099511627776\"\n",
+            work.path().display()
+        ),
+    );
+    let out_dir = work.path().join("out");
+    let o = fsbench()
+        .args(["experiment", exp.to_str().unwrap(), "--out", out_dir.to_str().unwrap(), "--no-progress"])
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let runs = common::run_files(&out_dir);
+    let run: Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("runs").join(&runs[0])).unwrap()).unwrap();
+    assert!(run["result"]["failed"].as_str().is_some_and(|f| f.contains("needs about")), "{}", run["result"]["failed"]);
+}
+
+/// A tmpfs of `inodes` inodes mounted on a directory of its own, unmounted
+/// when dropped.
+struct SmallTmpfs {
+    dir: tempfile::TempDir,
+}
+
+impl SmallTmpfs {
+    fn mount(inodes: u32) -> Option<SmallTmpfs> {
+        let dir = common::disk_tempdir();
+        let opts = format!("size=64m,nr_inodes={inodes}");
+        let st = std::process::Command::new("mount").args(["-t", "tmpfs", "-o", &opts, "fsbench-test"]).arg(dir.path()).status().ok()?;
+        st.success().then_some(SmallTmpfs { dir })
+    }
+}
+
+impl Drop for SmallTmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+/// Issue 31 item 13, YCSB's part: a store on a file system out of inodes
+/// failed mid-run. The files a store makes are checked against the free
+/// inodes before it starts.
+#[test]
+fn a_store_on_a_file_system_without_free_inodes_is_refused_before_it_starts() {
+    if !common::is_root() {
+        common::skip("needs root to mount a tmpfs with few inodes");
+        return;
+    }
+    let Some(fs) = SmallTmpfs::mount(16) else {
+        common::skip("cannot mount a tmpfs");
+        return;
+    };
+    // Take all but a few of its inodes.
+    let mut n = 0;
+    while std::fs::write(fs.dir.path().join(format!("f{n}")), b"x").is_ok() {
+        n += 1;
+    }
+    for i in 0..2 {
+        std::fs::remove_file(fs.dir.path().join(format!("f{i}"))).unwrap();
+    }
+    let before = tree(fs.dir.path());
+    let db = fs.dir.path().join("db");
+    let out = ycsb(&["load", "fjall", "-P", "workloada", "-p", "recordcount=100", "-p", &format!("fjall.dir={}", db.display())]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("free inodes"), "{err}");
+    assert_eq!(tree(fs.dir.path()), before, "nothing was made");
+}

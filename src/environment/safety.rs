@@ -3,7 +3,7 @@
 //! system uses it: not mounted (itself, a partition, or its parent disk),
 //! no holders (dm, md, LVM, bcache), not swap, not behind a loop device,
 //! and the kernel grants an exclusive open.
-use crate::host::blockdev::{dev_major, dev_minor, loop_backings, BlockDev};
+use crate::host::blockdev::{dev_major, dev_minor, device_for_path, loop_backings, BlockDev};
 use crate::host::mountinfo::read_mountinfo;
 use crate::host::swaps::swap_devices;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
@@ -231,6 +231,66 @@ pub fn check_device_usable(path: &Path, allow_device: bool) -> Result<(), String
         Err(_) => {} // e.g. EACCES: opening it for the run will report that.
     }
     Ok(())
+}
+
+/// Why the device under `path` is not the run's alone, if it is not: it
+/// (or the disk it is a partition of, or what it is stacked on) also holds
+/// the root file system, another mount, or swap, whose writers' I/O its
+/// counters count and whose load its timings feel. Device figures of a run
+/// there (bytes written, write amplification) are then upper bounds, not
+/// the run's own. None when nothing else is on it, or when `path` has no
+/// block device (tmpfs: no device counters to misread). A loop or zram
+/// device is its own: its counters are its I/O alone, whatever disk holds a
+/// loop device's backing file.
+pub fn shared_device(path: &Path) -> Option<String> {
+    let dev = device_for_path(path)?;
+    let own = crate::host::mountinfo::mount_for_path(path).map(|m| m.mount_point);
+    if own.as_deref() == Some(Path::new("/")) {
+        return Some(format!("{} holds the root file system (/), which the system and other processes write to", dev.name));
+    }
+    // The devices whose I/O reaches the same media: this one and what it is
+    // stacked on (a partition's disk, dm/md slaves), each with its
+    // partitions and what is stacked on it.
+    let mut base: Vec<BlockDev> = vec![dev.clone()];
+    let mut i = 0;
+    while i < base.len() && base.len() < 64 {
+        let d = base[i].clone();
+        for n in d.parent().map(|p| p.name).into_iter().chain(d.slaves()) {
+            if !base.iter().any(|b| b.name == n) {
+                if let Some(b) = BlockDev::from_name(&n) {
+                    base.push(b);
+                }
+            }
+        }
+        i += 1;
+    }
+    let mut related: Vec<BlockDev> = base.clone();
+    for b in &base {
+        for r in b.partitions().into_iter().chain(b.holders().iter().filter_map(|h| BlockDev::from_name(h))) {
+            if !related.iter().any(|x| x.name == r.name) {
+                related.push(r);
+            }
+        }
+    }
+    let on = |ma: u32, mi: u32| related.iter().find(|r| (r.major, r.minor) == (ma, mi));
+    let mut others: Vec<(PathBuf, String)> = mounted_devices()
+        .into_iter()
+        .filter(|(_, _, mp)| Some(mp) != own.as_ref())
+        .filter_map(|(ma, mi, mp)| on(ma, mi).map(|r| (mp, r.name.clone())))
+        .collect();
+    // The root file system first: it is the one that always has writers.
+    others.sort_by_key(|(mp, _)| mp != Path::new("/"));
+    others.dedup_by(|a, b| a.0 == b.0);
+    if let Some((mp, name)) = others.first() {
+        let via = if *name == dev.name { String::new() } else { format!(" (through {name})") };
+        let what = if mp == Path::new("/") { "the root file system (/)".to_string() } else { format!("{} as well", mp.display()) };
+        let more = if others.len() > 1 { format!(" and {} other mount(s)", others.len() - 1) } else { String::new() };
+        return Some(format!("{} holds {what}{via}{more}, whose writers' I/O reaches the same device", dev.name));
+    }
+    if let Some((_, _, swap)) = swap_devices().into_iter().find(|(ma, mi, _)| on(*ma, *mi).is_some()) {
+        return Some(format!("{} also holds active swap ({})", dev.name, swap.display()));
+    }
+    None
 }
 
 /// A loop device whose backing file is one of the `related` device nodes.

@@ -2,7 +2,8 @@
 //! holds would otherwise write until the disk is full (the root file system
 //! of the machine, when the user forgot `--directory`) or preallocate for
 //! minutes before failing; runners ask here first, with what each of their
-//! files or trees will occupy once laid out.
+//! files or trees will occupy once laid out, and how many files they will
+//! create (a file system out of inodes fails the same way with space left).
 
 use crate::units::bytes as format_bytes;
 use std::collections::BTreeMap;
@@ -18,16 +19,22 @@ pub struct Need {
     /// What is at `path` now is the runner's to reuse or replace (a job's
     /// file, fsbench's own tree), so its blocks count as available.
     pub replaces: bool,
+    /// Files and directories it will create (each takes an inode).
+    pub inodes: u64,
 }
 
 impl Need {
     /// New files in `dir`, next to whatever else is there.
     pub fn new_in(dir: &Path, bytes: u64) -> Need {
-        Need { path: dir.to_path_buf(), bytes, replaces: false }
+        Need { path: dir.to_path_buf(), bytes, replaces: false, inodes: 0 }
     }
     /// A file or tree at `path` that the runner reuses or rebuilds.
     pub fn replacing(path: &Path, bytes: u64) -> Need {
-        Need { path: path.to_path_buf(), bytes, replaces: true }
+        Need { path: path.to_path_buf(), bytes, replaces: true, inodes: 0 }
+    }
+    /// The same, creating `n` new files and directories.
+    pub fn with_inodes(self, n: u64) -> Need {
+        Need { inodes: n, ..self }
     }
 }
 
@@ -36,35 +43,57 @@ impl Need {
 /// it on purpose (an ENOSPC experiment). Block devices are not this check's
 /// concern (their size is checked where they are opened).
 pub fn check(needs: &[Need], allow_fill: bool) -> Result<(), String> {
+    check_with(needs, allow_fill, "reduce size/numjobs/nrfiles")
+}
+
+/// `check`, with `reduce` saying which of the workload's settings make it
+/// smaller.
+pub fn check_with(needs: &[Need], allow_fill: bool, reduce: &str) -> Result<(), String> {
     if allow_fill {
         return Ok(());
     }
-    for (needed, anchor) in to_write(needs).values() {
-        let Some(free) = free_bytes(anchor) else { continue };
-        if *needed > free {
+    for w in to_write(needs).values() {
+        let Some((free, free_inodes)) = free_space(&w.anchor) else { continue };
+        if w.bytes > free {
             return Err(format!(
-                "the workload needs about {} under {} but its file system has {} free; reduce size/numjobs/nrfiles, choose another directory, or pass --allow-fill to fill it on purpose",
-                format_bytes(*needed),
-                anchor.display(),
+                "the workload needs about {} under {} but its file system has {} free; {reduce}, choose another directory, or pass --allow-fill to fill it on purpose",
+                format_bytes(w.bytes),
+                w.anchor.display(),
                 format_bytes(free)
+            ));
+        }
+        if let Some(inodes) = free_inodes.filter(|&f| w.inodes > f) {
+            return Err(format!(
+                "the workload creates about {} files and directories under {} but its file system has {inodes} free inodes; {reduce}, choose another directory, or pass --allow-fill to fill it on purpose",
+                w.inodes,
+                w.anchor.display(),
             ));
         }
     }
     Ok(())
 }
 
+/// What is still to be written on one file system.
+struct ToWrite {
+    bytes: u64,
+    inodes: u64,
+    /// One path to name in a message.
+    anchor: PathBuf,
+}
+
 /// Per file system (st_dev of the nearest existing ancestor): the bytes
-/// still to write, and one path to name in a message.
-fn to_write(needs: &[Need]) -> BTreeMap<u64, (u64, PathBuf)> {
-    let mut per_fs: BTreeMap<u64, (u64, PathBuf)> = BTreeMap::new();
+/// still to write and the inodes to take.
+fn to_write(needs: &[Need]) -> BTreeMap<u64, ToWrite> {
+    let mut per_fs: BTreeMap<u64, ToWrite> = BTreeMap::new();
     for n in needs {
         if crate::environment::safety::is_block_device(&n.path) {
             continue;
         }
         let Some((dev, anchor)) = existing_ancestor(&n.path) else { continue };
         let have = if n.replaces { allocated(&n.path, dev) } else { 0 };
-        let e = per_fs.entry(dev).or_insert((0, anchor));
-        e.0 = e.0.saturating_add(n.bytes.saturating_sub(have));
+        let e = per_fs.entry(dev).or_insert(ToWrite { bytes: 0, inodes: 0, anchor });
+        e.bytes = e.bytes.saturating_add(n.bytes.saturating_sub(have));
+        e.inodes = e.inodes.saturating_add(n.inodes);
     }
     per_fs
 }
@@ -95,8 +124,10 @@ fn allocated(p: &Path, dev: u64) -> u64 {
     rd.flatten().map(|e| allocated(&e.path(), dev)).sum::<u64>() + m.blocks() * 512
 }
 
-/// Bytes an unprivileged writer may still use (statvfs f_bavail).
-fn free_bytes(p: &Path) -> Option<u64> {
+/// Bytes an unprivileged writer may still use (statvfs f_bavail), and the
+/// inodes (f_favail; None where the file system has no fixed count, as
+/// btrfs reports 0 of 0).
+fn free_space(p: &Path) -> Option<(u64, Option<u64>)> {
     use std::os::unix::ffi::OsStrExt;
     let c = std::ffi::CString::new(p.as_os_str().as_bytes()).ok()?;
     // SAFETY: libc::statvfs is a struct of integers, for which all-zero bytes is a valid value.
@@ -104,7 +135,7 @@ fn free_bytes(p: &Path) -> Option<u64> {
     // SAFETY: statvfs reads the NUL-terminated path `c` (alive for the call)
     // and writes only into the live local `s`.
     let r = unsafe { libc::statvfs(c.as_ptr(), &mut s) };
-    (r == 0).then(|| s.f_bavail as u64 * s.f_frsize as u64)
+    (r == 0).then(|| (s.f_bavail as u64 * s.f_frsize as u64, (s.f_files > 0).then_some(s.f_favail as u64)))
 }
 
 #[cfg(test)]
@@ -114,12 +145,21 @@ mod tests {
     #[test]
     fn more_than_free_is_refused_with_both_numbers() {
         let d = tempfile::tempdir().unwrap();
-        let free = free_bytes(d.path()).unwrap();
+        let free = free_space(d.path()).unwrap().0;
         let need = Need::new_in(d.path(), free.saturating_mul(2).max(1 << 40));
         let e = check(std::slice::from_ref(&need), false).unwrap_err();
         assert!(e.contains("--allow-fill") && e.contains(" free") && e.contains(&d.path().display().to_string()), "{e}");
         assert!(check(&[need], true).is_ok());
         assert!(check(&[Need::new_in(d.path(), 4096)], false).is_ok());
+    }
+
+    #[test]
+    fn more_files_than_free_inodes_are_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let Some((_, Some(free))) = free_space(d.path()) else { return };
+        let e = check(&[Need::new_in(d.path(), 0).with_inodes(free + 1_000_000)], false).unwrap_err();
+        assert!(e.contains("free inodes") && e.contains(&d.path().display().to_string()), "{e}");
+        assert!(check(&[Need::new_in(d.path(), 0).with_inodes(1)], false).is_ok());
     }
 
     #[test]
@@ -135,7 +175,7 @@ mod tests {
         // same directory need all of it. (Other tests write to the same file
         // system meanwhile, so this looks at what is to be written, not at
         // the free space.)
-        let still = |n: Need| to_write(&[n]).into_values().next().unwrap().0;
+        let still = |n: Need| to_write(&[n]).into_values().next().unwrap().bytes;
         assert!(still(Need::replacing(&f, (1 << 20) + 4096)) <= 4096);
         assert_eq!(still(Need::new_in(d.path(), 1 << 20)), 1 << 20);
     }

@@ -13,6 +13,13 @@ use super::{Fields, Record, Rows, Session, Status, Store, StoreConfig};
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 
 const NAME: &str = "fjall";
+/// What marks a fjall database: the `version` file it writes first.
+pub const MARKER: &str = "'version' file starting with fjall's FJL";
+
+/// Whether `dir` holds a fjall database.
+pub fn holds(dir: &std::path::Path) -> bool {
+    super::starts_with(&dir.join("version"), b"FJL")
+}
 
 pub struct FjallStore {
     db: Database,

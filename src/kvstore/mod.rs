@@ -23,7 +23,8 @@ mod sync_probe;
 
 use crate::model::store::StoreDesc;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 
 /// What an operation returned, as YCSB's `Status` names it on its
 /// `Return=` lines.
@@ -89,6 +90,11 @@ impl Record {
         self.fields.len()
     }
 
+    /// The bytes of every field's value together.
+    pub fn bytes(&self) -> usize {
+        self.data.len()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.fields.is_empty()
     }
@@ -146,6 +152,11 @@ impl Rows {
 
     pub fn len(&self) -> usize {
         self.n
+    }
+
+    /// The bytes of the rows' keys and values together.
+    pub fn bytes(&self) -> usize {
+        self.keys[..self.n].iter().map(Vec::len).sum::<usize>() + self.recs[..self.n].iter().map(Record::bytes).sum::<usize>()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -250,32 +261,92 @@ pub trait Session {
     }
 }
 
-/// An implementation: how to open the store `model::store::STORES` names.
+/// An implementation: how to open the store `model::store::STORES` names,
+/// and how to tell a directory that already holds one of its databases.
 pub struct StoreImpl {
     pub name: &'static str,
     pub open: fn(&StoreConfig) -> Result<Box<dyn Store>, String>,
+    /// Whether a directory holds a database of this store (its own files,
+    /// checked by their contents, not only their names).
+    pub holds: fn(&Path) -> bool,
+    /// What `holds` looks for, for the refusal's message.
+    pub marker: &'static str,
 }
 
 /// Every store built into this binary.
 pub static IMPLS: &[StoreImpl] = &[
-    StoreImpl { name: "null", open: null::open },
-    StoreImpl { name: "fjall", open: fjall::open },
-    StoreImpl { name: "redb", open: redb::open },
+    StoreImpl { name: "null", open: null::open, holds: |_| false, marker: "" },
+    StoreImpl { name: "fjall", open: fjall::open, holds: fjall::holds, marker: fjall::MARKER },
+    StoreImpl { name: "redb", open: redb::open, holds: redb::holds, marker: redb::MARKER },
     #[cfg(feature = "sqlite")]
-    StoreImpl { name: "sqlite", open: sqlite::open },
+    StoreImpl { name: "sqlite", open: sqlite::open, holds: sqlite::holds, marker: sqlite::MARKER },
     #[cfg(feature = "rocksdb")]
-    StoreImpl { name: "rocksdb", open: rocksdb::open },
+    StoreImpl { name: "rocksdb", open: rocksdb::open, holds: rocksdb::holds, marker: rocksdb::MARKER },
 ];
 
-/// Open the store `desc` describes.
+/// Open the store `desc` describes. Its directory must be new, empty, or
+/// already a database of this store: RocksDB deletes and renames files it
+/// takes for its own (`*.sst`, `LOG`) and SQLite writes over a file named
+/// like its database, so a directory holding anything else is refused
+/// before the store sees it.
 pub fn open(desc: &StoreDesc, cfg: &StoreConfig) -> Result<Box<dyn Store>, String> {
     match IMPLS.iter().find(|i| i.name == desc.name) {
-        Some(i) => (i.open)(cfg),
+        Some(i) => {
+            if let Some(dir) = &cfg.dir {
+                check_dir(i, dir)?;
+            }
+            (i.open)(cfg)
+        }
         None => Err(match desc.feature {
             Some(f) => format!("{}: this fsbench was built without it (cargo feature \"{f}\")", desc.name),
             None => format!("{}: not built into this fsbench", desc.name),
         }),
     }
+}
+
+/// Refuse a directory that holds something and is not a database of `i`.
+/// A file system's `lost+found` is not the user's data (a fresh mount point
+/// has one).
+fn check_dir(i: &StoreImpl, dir: &Path) -> Result<(), String> {
+    let at = || format!("{}.dir={}", i.name, dir.display());
+    let entries = match std::fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => return Err(format!("{}: not a directory", at())),
+        Err(e) => return Err(format!("{}: cannot list it: {e}", at())),
+    };
+    let mut names: Vec<String> = Vec::new();
+    for e in entries {
+        let e = e.map_err(|e| format!("{}: cannot list it: {e}", at()))?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name == "lost+found" && e.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        names.push(name);
+    }
+    if names.is_empty() || (i.holds)(dir) {
+        return Ok(());
+    }
+    names.sort();
+    let more = if names.len() > 3 { format!(" and {} more", names.len() - 3) } else { String::new() };
+    names.truncate(3);
+    Err(format!(
+        "{}: the directory holds files ({}{more}) and is not a {} database (no {}); a store is made only in a new or empty \
+         directory, so that nothing in it is overwritten, renamed or deleted: name a new or empty directory, or one a previous {} load made",
+        at(),
+        names.join(", "),
+        i.name,
+        i.marker,
+        i.name
+    ))
+}
+
+/// Whether `path` is a regular file whose first bytes are `magic`.
+pub(crate) fn starts_with(path: &Path, magic: &[u8]) -> bool {
+    let mut head = vec![0u8; magic.len()];
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file())
+        && std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut head)).is_ok()
+        && head == magic
 }
 
 #[cfg(test)]
@@ -286,6 +357,41 @@ mod tests {
     fn every_implementation_is_described() {
         for i in super::IMPLS {
             assert!(STORES.iter().any(|d| d.name == i.name), "{} has no description in model::store", i.name);
+        }
+    }
+
+    /// Every store with a directory: a directory of someone else's files is
+    /// refused untouched; a new one, an empty one and the store's own
+    /// database (reopened after a load) are accepted.
+    #[test]
+    fn only_a_new_empty_or_own_directory_becomes_a_store() {
+        for i in super::IMPLS.iter().filter(|i| i.name != "null") {
+            let desc = crate::model::store::find(i.name).unwrap();
+            let d = tempfile::tempdir().unwrap();
+            let theirs = d.path().join("theirs");
+            std::fs::create_dir(&theirs).unwrap();
+            std::fs::write(theirs.join("000001.sst"), b"a user's table").unwrap();
+            std::fs::write(theirs.join("LOG"), b"a user's log").unwrap();
+            let e = super::open(desc, &super::conformance::config(&theirs, &[])).err().expect("refused");
+            assert!(e.contains("000001.sst") && e.contains("not a") && e.contains(i.marker), "{}: {e}", i.name);
+            let mut left: Vec<String> =
+                std::fs::read_dir(&theirs).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+            left.sort();
+            assert_eq!(left, ["000001.sst", "LOG"], "{}", i.name);
+            assert_eq!(std::fs::read(theirs.join("LOG")).unwrap(), b"a user's log");
+
+            let own = d.path().join("own");
+            std::fs::create_dir_all(own.join("lost+found")).unwrap();
+            let s = super::open(desc, &super::conformance::config(&own, &[])).expect("an empty directory");
+            let mut r = super::Record::default();
+            r.push(0, b"v");
+            assert_eq!(s.session().unwrap().insert(b"user1", &r), super::Status::Ok);
+            s.close().unwrap();
+            assert!((i.holds)(&own), "{}: its own directory is recognised", i.name);
+            let s = super::open(desc, &super::conformance::config(&own, &[])).expect("its own database again");
+            assert!(!s.is_empty().unwrap());
+            s.close().unwrap();
+            assert!(super::open(desc, &super::conformance::config(&d.path().join("new"), &[])).is_ok());
         }
     }
 

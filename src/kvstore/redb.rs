@@ -18,6 +18,15 @@ use std::fmt::Display;
 use std::path::PathBuf;
 
 const NAME: &str = "redb";
+/// The file the database is, in the store's directory.
+const FILE: &str = "ycsb.redb";
+/// What marks a redb database of this store.
+pub const MARKER: &str = "ycsb.redb starting with redb's header";
+
+/// Whether `dir` holds this store's redb database (redb's magic number).
+pub fn holds(dir: &std::path::Path) -> bool {
+    super::starts_with(&dir.join(FILE), &[b'r', b'e', b'd', b'b', 0x1A, 0x0A, 0xA9, 0x0D, 0x0A])
+}
 
 pub struct RedbStore {
     db: Database,
@@ -39,7 +48,7 @@ pub fn open(cfg: &StoreConfig) -> Result<Box<dyn Store>, String> {
         return Err(format!("{NAME}: the table name is empty"));
     }
     std::fs::create_dir_all(dir).map_err(|e| format!("{NAME}: cannot create {}: {e}", dir.display()))?;
-    let path = dir.join("ycsb.redb");
+    let path = dir.join(FILE);
     let mut builder = Builder::new();
     if let Some(bytes) = cache {
         let bytes = usize::try_from(bytes).map_err(|_| format!("{NAME}.cache={bytes}: too large for this machine"))?;

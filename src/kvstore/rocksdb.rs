@@ -17,6 +17,21 @@ mod options;
 const NAME: &str = "rocksdb";
 /// The binding's file of column family names, one a line, "default" first.
 const CF_NAMES: &str = "CF_NAMES";
+/// What marks a RocksDB database (fsbench's or Java YCSB's binding's).
+pub const MARKER: &str = "CURRENT file naming an existing MANIFEST";
+
+/// Whether `dir` holds a RocksDB database: `CURRENT` names the live
+/// `MANIFEST-<number>`, and that file is there.
+pub fn holds(dir: &std::path::Path) -> bool {
+    let mut head = [0u8; 64];
+    let Ok(n) = std::fs::File::open(dir.join("CURRENT")).and_then(|mut f| std::io::Read::read(&mut f, &mut head)) else {
+        return false;
+    };
+    let Ok(text) = std::str::from_utf8(&head[..n]) else { return false };
+    let name = text.trim_end_matches('\n');
+    name.strip_prefix("MANIFEST-").is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+        && std::fs::symlink_metadata(dir.join(name)).is_ok_and(|m| m.is_file())
+}
 
 pub struct Rocks {
     db: DB,

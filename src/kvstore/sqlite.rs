@@ -21,6 +21,15 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 const NAME: &str = "sqlite";
+/// The database file in the store's directory.
+const FILE: &str = "ycsb.db";
+/// What marks an SQLite database of this store.
+pub const MARKER: &str = "ycsb.db starting with SQLite's header";
+
+/// Whether `dir` holds this store's SQLite database ("SQLite format 3").
+pub fn holds(dir: &std::path::Path) -> bool {
+    super::starts_with(&dir.join(FILE), b"SQLite format 3\0")
+}
 /// Long enough that a writer waits out any other's commit, even an fsync
 /// on a slow disk under many threads; short enough that a stuck run ends.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
@@ -109,7 +118,7 @@ pub fn open(cfg: &StoreConfig) -> Result<Box<dyn Store>, String> {
     );
 
     std::fs::create_dir_all(dir).map_err(|e| format!("{NAME}: cannot create {}: {e}", dir.display()))?;
-    let conf = Conf { path: dir.join("ycsb.db"), journal_mode, pragmas };
+    let conf = Conf { path: dir.join(FILE), journal_mode, pragmas };
     let admin = conf.connect()?;
     admin.execute_batch(&create).map_err(|e| format!("{NAME}: creating the table in {}: {e}", conf.path.display()))?;
     Ok(Box::new(SqliteStore { conf, sql, admin: Mutex::new(admin) }))

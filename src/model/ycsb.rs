@@ -97,6 +97,25 @@ impl FieldLength {
             FieldLength::Histogram { block_size, counts } => block_size * counts.len() as u64,
         }
     }
+
+    /// The mean length drawn (the shortest for zipfian, whose short
+    /// lengths are the most frequent): what a record takes on average.
+    pub fn mean(&self) -> f64 {
+        match self {
+            FieldLength::Constant(n) => *n as f64,
+            FieldLength::Uniform { min, max } => (*min as f64 + *max as f64) / 2.0,
+            FieldLength::Zipfian { min, .. } => *min as f64,
+            FieldLength::Histogram { block_size, counts } => {
+                let n: f64 = counts.iter().map(|&c| c as f64).sum();
+                let sum: f64 = counts.iter().enumerate().map(|(i, &c)| (i as u64 * block_size) as f64 * c as f64).sum();
+                if n > 0.0 {
+                    sum / n
+                } else {
+                    0.0
+                }
+            }
+        }
+    }
 }
 
 /// How many records a scan asks for (`scanlengthdistribution`), over

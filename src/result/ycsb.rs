@@ -20,6 +20,11 @@ pub struct YcsbDetails {
     /// From the threads' start to the last thread's end, as YCSB's
     /// `[OVERALL], RunTime(ms)`.
     pub runtime_ms: u64,
+    /// The same span in nanoseconds, which the throughput is taken over (a
+    /// run shorter than a millisecond has a rate too). Absent (0) from
+    /// results written before it was kept.
+    #[serde(default)]
+    pub runtime_ns: u64,
     /// Operations the threads completed (YCSB's `opsDone`).
     pub operations: u64,
     /// Per metric, its `Return=` counts by status name.
@@ -35,14 +40,22 @@ pub struct YcsbDetails {
     /// The store's own counters after the phase (RocksDB's statistics, ...).
     #[serde(default)]
     pub store_counters: BTreeMap<String, u64>,
+    /// Why the device under the store's directory is not the run's alone
+    /// (`environment::safety::shared_device`), if it is not: its counters
+    /// then count other writers' I/O too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_device: Option<String>,
 }
 
 impl YcsbDetails {
-    /// `[OVERALL], Throughput(ops/sec)`.
+    /// `[OVERALL], Throughput(ops/sec)`: YCSB divides by the whole
+    /// milliseconds, fsbench by the span's nanoseconds, so a short run's rate
+    /// is neither rounded up by a millisecond nor 0.
     pub fn throughput(&self) -> f64 {
-        if self.runtime_ms == 0 {
-            return 0.0;
+        match (self.runtime_ns, self.runtime_ms) {
+            (0, 0) => 0.0,
+            (0, ms) => 1000.0 * self.operations as f64 / ms as f64,
+            (ns, _) => 1e9 * self.operations as f64 / ns as f64,
         }
-        1000.0 * self.operations as f64 / self.runtime_ms as f64
     }
 }

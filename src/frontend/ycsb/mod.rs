@@ -14,6 +14,7 @@
 //! store does not know is an error.
 
 mod family;
+mod limits;
 pub mod properties;
 #[cfg(test)]
 mod tests;
@@ -217,6 +218,15 @@ impl Props {
         }
     }
 
+    /// A whole number from `lo` to `hi`; `expected` says what that range is.
+    fn count_in(&self, key: &str, default: u64, lo: u64, hi: u64, expected: &str) -> Result<u64, YcsbError> {
+        let n = self.count(key, default)?;
+        if n < lo || n > hi {
+            return self.bad(key, expected);
+        }
+        Ok(n)
+    }
+
     fn number(&self, key: &str, default: f64) -> Result<f64, YcsbError> {
         match self.get(key) {
             None => Ok(default),
@@ -325,11 +335,11 @@ fn resolve(
         }
     }
     let desc = store_of(store_name, p)?;
-    let recordcount = p.count("recordcount", 0)?;
-    let insertstart = p.count("insertstart", 0)?;
-    if recordcount == 0 {
+    if p.get("recordcount").is_none() {
         return err("recordcount: expected a positive number of records (YCSB's workload files set it; none was given)");
     }
+    let recordcount = p.count_in("recordcount", 0, 1, limits::MAX_KEYS, limits::KEYS)?;
+    let insertstart = p.count("insertstart", 0)?;
     if insertstart > recordcount {
         return err(format!("insertstart={insertstart}: beyond recordcount={recordcount}"));
     }
@@ -342,6 +352,8 @@ fn resolve(
         ));
     }
     // The Client's operation count: the inserts in the load phase.
+    // Checked in both phases, though only the run phase reads it.
+    let run_operations = p.count_in("operationcount", 0, 0, limits::MAX_KEYS, limits::OPERATIONS)?;
     let operationcount = match phase {
         Phase::Load => {
             if p.get("insertcount").is_some() {
@@ -350,17 +362,15 @@ fn resolve(
                 recordcount
             }
         }
-        Phase::Run => p.count("operationcount", 0)?,
+        Phase::Run => run_operations,
     };
-    let maxexecutiontime_s = p.count("maxexecutiontime", 0)?;
+    let maxexecutiontime_s = p.count_in("maxexecutiontime", 0, 0, limits::MAX_SECONDS, limits::SECONDS)?;
     if phase == Phase::Run && operationcount == 0 && maxexecutiontime_s == 0 {
         return err("operationcount: expected a positive number of operations (or a maxexecutiontime)");
     }
-    let fieldcount = p.count("fieldcount", 10)?;
-    if fieldcount == 0 || fieldcount > u32::MAX as u64 {
-        return p.bad("fieldcount", "at least one field");
-    }
+    let fieldcount = p.count_in("fieldcount", 10, 1, u32::MAX as u64, "at least one field")?;
     let fieldlength = field_length(p)?;
+    limits::record(fieldcount, &fieldlength)?;
     let proportions = Proportions {
         read: p.proportion("readproportion", 0.95)?,
         update: p.proportion("updateproportion", 0.05)?,
@@ -371,6 +381,11 @@ fn resolve(
     let sum = proportions.read + proportions.update + proportions.insert + proportions.scan + proportions.read_modify_write;
     if phase == Phase::Run && sum <= 0.0 {
         return err("readproportion, updateproportion, insertproportion, scanproportion, readmodifywriteproportion: they sum to 0; expected a positive sum");
+    }
+    if !sum.is_finite() {
+        return err(format!(
+            "readproportion, updateproportion, insertproportion, scanproportion, readmodifywriteproportion: they sum to {sum}; expected weights whose sum is a finite number"
+        ));
     }
     let requestdistribution = match p.string("requestdistribution", "uniform").as_str() {
         "uniform" => KeyDist::Uniform,
@@ -386,22 +401,30 @@ fn resolve(
         },
         _ => return p.bad("requestdistribution", "uniform, zipfian, latest, hotspot, exponential or sequential"),
     };
-    if let KeyDist::Exponential { percentile, frac } = requestdistribution {
-        if !(percentile > 0.0 && percentile < 100.0) {
-            return p.bad("exponential.percentile", "a percentile between 0 and 100");
+    match requestdistribution {
+        KeyDist::Exponential { percentile, frac } => {
+            if !(percentile > 0.0 && percentile < 100.0) {
+                return p.bad("exponential.percentile", "a percentile between 0 and 100");
+            }
+            if frac <= 0.0 {
+                return p.bad("exponential.frac", "a positive fraction of the keyspace");
+            }
+            limits::exponential(percentile, frac)?
         }
-        if frac <= 0.0 {
-            return p.bad("exponential.frac", "a positive fraction of the keyspace");
-        }
+        KeyDist::Latest => limits::zipfian_items("requestdistribution=latest over recordcount", recordcount)?,
+        _ => {}
     }
     let minscanlength = p.count("minscanlength", 1)?;
-    let maxscanlength = p.count("maxscanlength", 1000)?;
+    let maxscanlength = p.count_in("maxscanlength", 1000, 1, limits::MAX_INT, limits::INT)?;
     if minscanlength == 0 || minscanlength > maxscanlength {
         return err(format!("minscanlength={minscanlength}, maxscanlength={maxscanlength}: expected 1 ≤ minscanlength ≤ maxscanlength"));
     }
     let scanlengthdistribution = match p.string("scanlengthdistribution", "uniform").as_str() {
         "uniform" => ScanLength::Uniform,
-        "zipfian" => ScanLength::Zipfian,
+        "zipfian" => {
+            limits::zipfian_items("scanlengthdistribution=zipfian over minscanlength..maxscanlength", maxscanlength - minscanlength + 1)?;
+            ScanLength::Zipfian
+        }
         _ => return p.bad("scanlengthdistribution", "uniform or zipfian"),
     };
     // YCSB: "hashed" hashes, anything else is ordered.
@@ -415,25 +438,24 @@ fn resolve(
         return p.bad("threadcount", "1 to 4096 threads (-threads)");
     }
     let target_ops = p.number("target", 0.0)?;
-    if target_ops < 0.0 {
-        return p.bad("target", "operations per second, 0 for as fast as possible (-target)");
+    if target_ops < 0.0 || (target_ops > 0.0 && target_ops < limits::MIN_TARGET) {
+        return p.bad("target", "operations per second: 0 for as fast as possible, else at least 0.001 (-target)");
     }
     let status_interval_s = if status {
-        let s = p.count("status.interval", 10)?;
-        if s == 0 {
-            return p.bad("status.interval", "a positive number of seconds");
-        }
-        Some(s)
+        Some(p.count_in("status.interval", 10, 1, limits::MAX_SECONDS, "a positive number of seconds, at most a year (31536000)")?)
     } else {
         None
     };
     let measurement = match p.string("measurementtype", "hdrhistogram").as_str() {
         "hdrhistogram" => Measurement::Hdr,
         "timeseries" => {
-            let g = p.count("timeseries.granularity", 1000)?;
-            if g == 0 {
-                return p.bad("timeseries.granularity", "a positive number of milliseconds");
-            }
+            let g = p.count_in(
+                "timeseries.granularity",
+                1000,
+                1,
+                limits::MAX_SECONDS * 1000,
+                "a positive number of milliseconds, at most a year",
+            )?;
             Measurement::Timeseries { granularity_ms: g }
         }
         _ => return p.bad("measurementtype", "hdrhistogram or timeseries (fsbench does not do histogram, raw or hdrhistogram+histogram)"),
@@ -467,6 +489,16 @@ fn resolve(
         }
     };
     let seed = p.count("seed", 0x5943_5342)?;
+    // Only the histogram measurement fsbench does not do reads it.
+    p.count_in("histogram.buckets", 1000, 1, limits::MAX_INT, "a positive number of buckets (YCSB's int)")?;
+    let insertion_retry_limit = p.count_in("core_workload_insertion_retry_limit", 0, 0, limits::MAX_INT, limits::INT)? as u32;
+    let insertion_retry_interval_s = p.count_in(
+        "core_workload_insertion_retry_interval",
+        3,
+        0,
+        limits::MAX_RETRY_INTERVAL_S,
+        "seconds between retries, at most a day (86400)",
+    )?;
 
     // Properties: the chosen store's must be known to it; others are
     // passed over with a warning, as YCSB hands them to a binding that
@@ -495,9 +527,14 @@ fn resolve(
     if desc.needs_dir && dir.is_none() {
         return err(format!("the {} store needs -p {}dir=DIRECTORY", desc.name, desc.prefix));
     }
-    for ignored in
-        ["readallfieldsbyname", "hdrhistogram.fileoutput", "measurement.trackjvm", "reportlatencyforeacherror", "latencytrackederrors"]
-    {
+    for ignored in [
+        "readallfieldsbyname",
+        "hdrhistogram.fileoutput",
+        "measurement.trackjvm",
+        "reportlatencyforeacherror",
+        "latencytrackederrors",
+        "histogram.buckets",
+    ] {
         if let Some(o) = p.origin(ignored) {
             warnings.push(format!("{o}: {ignored}: accepted but not acted on by fsbench"));
         }
@@ -523,8 +560,8 @@ fn resolve(
         insertstart,
         insertcount,
         zeropadding: zeropadding as u32,
-        insertion_retry_limit: p.count("core_workload_insertion_retry_limit", 0)?.min(u32::MAX as u64) as u32,
-        insertion_retry_interval_s: p.count("core_workload_insertion_retry_interval", 3)?,
+        insertion_retry_limit,
+        insertion_retry_interval_s,
         maxexecutiontime_s,
         threads: threads as u32,
         target_ops,
@@ -541,17 +578,21 @@ fn resolve(
     if plan.dataintegrity && !matches!(plan.fieldlength, FieldLength::Constant(_)) {
         return err("dataintegrity=true: needs fieldlengthdistribution=constant (as YCSB requires)");
     }
+    limits::memory(&plan, crate::host::meminfo::read_meminfo().available)?;
     Ok(Parsed { plan, warnings })
 }
 
 fn field_length(p: &Props) -> Result<FieldLength, YcsbError> {
-    let len = p.count("fieldlength", 100)?;
-    let min = p.count("minfieldlength", 1)?;
+    let len = p.count_in("fieldlength", 100, 0, limits::MAX_INT, limits::FIELD)?;
+    let min = p.count_in("minfieldlength", 1, 0, limits::MAX_INT, limits::FIELD)?;
     match p.string("fieldlengthdistribution", "constant").as_str() {
         "constant" => Ok(FieldLength::Constant(len)),
         "uniform" | "zipfian" if min > len => err(format!("minfieldlength={min}: above fieldlength={len}")),
         "uniform" => Ok(FieldLength::Uniform { min, max: len }),
-        "zipfian" => Ok(FieldLength::Zipfian { min, max: len }),
+        "zipfian" => {
+            limits::zipfian_items("fieldlengthdistribution=zipfian over minfieldlength..fieldlength", len - min + 1)?;
+            Ok(FieldLength::Zipfian { min, max: len })
+        }
         "histogram" => {
             let file = p.string("fieldlengthhistogram", "hist.txt");
             histogram(&file)
@@ -566,6 +607,7 @@ fn histogram(file: &str) -> Result<FieldLength, YcsbError> {
     let text = crate::input::read_text(path, "histogram file").map_err(|e| YcsbError(format!("fieldlengthhistogram={file}: {e}")))?;
     let mut block_size = None;
     let mut counts: Vec<u64> = Vec::new();
+    let mut total = 0u64;
     for (n, line) in text.lines().enumerate() {
         let at = format!("{file}:{}:1", n + 1);
         let line = line.trim();
@@ -582,16 +624,31 @@ fn histogram(file: &str) -> Result<FieldLength, YcsbError> {
         }
         let bucket: usize = a.trim().parse().map_err(|_| YcsbError(format!("{at}: bucket {a}: expected a whole number")))?;
         let count: u64 = b.trim().parse().map_err(|_| YcsbError(format!("{at}: count {b}: expected a whole number")))?;
+        if bucket >= limits::MAX_HISTOGRAM_BUCKETS {
+            return err(format!("{at}: bucket {bucket}: expected a bucket below {}", limits::MAX_HISTOGRAM_BUCKETS));
+        }
         if bucket >= counts.len() {
             counts.resize(bucket + 1, 0);
         }
+        total = match (total - counts[bucket]).checked_add(count) {
+            Some(t) => t,
+            None => return err(format!("{at}: count {count}: the counts add up past 2^64; expected smaller counts")),
+        };
         counts[bucket] = count;
     }
     let Some(block_size) = block_size.filter(|b| *b > 0) else {
         return err(format!("{file}: expected a 'BlockSize<TAB>n' line with n > 0"));
     };
-    if counts.iter().sum::<u64>() == 0 {
+    if total == 0 {
         return err(format!("{file}: expected at least one bucket with a count"));
+    }
+    let longest = block_size.saturating_mul(counts.len() as u64);
+    if longest > limits::MAX_INT {
+        return err(format!(
+            "{file}: BlockSize {block_size} × {} buckets allows fields of {longest} bytes; expected fields of at most {} bytes (YCSB's int)",
+            counts.len(),
+            limits::MAX_INT
+        ));
     }
     Ok(FieldLength::Histogram { block_size, counts })
 }

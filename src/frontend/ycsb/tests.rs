@@ -94,3 +94,74 @@ fn builtin_workloads_match_ycsbs_files_when_the_peer_is_built() {
         assert_eq!(ours, theirs, "{name}");
     }
 }
+
+#[test]
+fn the_clients_memory_is_checked_against_what_is_available() {
+    let p = plan("run null -P workloada");
+    assert!(limits::memory(&p, 64 << 20).is_ok(), "ten 100-byte fields in one thread fit in 64 MiB");
+    assert!(limits::memory(&p, 0).is_ok(), "unknown memory checks nothing");
+    let big = plan("run null -P workloada -p fieldcount=100 -p fieldlength=1000000 -threads 8");
+    let e = limits::memory(&big, 1 << 30).unwrap_err().to_string();
+    assert!(e.contains("fieldcount=100, fieldlength=1000000, threadcount=8") && e.contains("available"), "{e}");
+    // Scans keep a row per record of the longest scan.
+    let scans = plan("run null -P workloade -p fieldlength=100000");
+    assert!(limits::memory(&scans, 64 << 20).unwrap_err().to_string().contains("maxscanlength=100"));
+    assert!(limits::memory(&plan("load null -P workloade -p fieldlength=100000"), 64 << 20).is_ok(), "a load does not scan");
+}
+
+/// Random property values, extreme ones included, from a seeded generator:
+/// parsing never panics, and what it accepts keeps the bounds the runner
+/// relies on.
+#[test]
+fn random_property_values_never_panic_and_accepted_ones_are_bounded() {
+    // Every property YCSB's core reads, numeric or not.
+    let keys = CORE_PROPERTIES;
+    let values = [
+        "0",
+        "1",
+        "-1",
+        "7",
+        "1000",
+        "2147483647",
+        "2147483648",
+        "4294967296",
+        "4611686018427387904",
+        "9223372036854775807",
+        "18446744073709551616",
+        "1e300",
+        "-1e300",
+        "1e-300",
+        "NaN",
+        "inf",
+        "0.5",
+        "",
+        "x",
+        "zipfian",
+        "latest",
+        "exponential",
+        "uniform",
+        "hotspot",
+        "constant",
+        "100,0",
+    ];
+    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = |n: usize| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % n as u64) as usize
+    };
+    for _ in 0..3000 {
+        let mut words = args(if next(2) == 0 { "run null -P workloada -s" } else { "load null -P workloade" });
+        for _ in 0..1 + next(4) {
+            words.push("-p".into());
+            words.push(format!("{}={}", keys[next(keys.len())], values[next(values.len())]));
+        }
+        let Ok(parsed) = parse(&words, None) else { continue };
+        let p = parsed.plan;
+        assert!(u64::from(p.fieldcount) * p.fieldlength.max() <= u64::from(u32::MAX), "{words:?}");
+        assert!(p.recordcount <= 1 << 62 && p.operationcount <= 1 << 62 && p.maxscanlength <= i32::MAX as u64, "{words:?}");
+        assert!(p.target_ops == 0.0 || p.target_ops >= 0.001, "{words:?}");
+        assert!(p.maxexecutiontime_s <= 365 * 86_400 && p.status_interval_s.is_none_or(|s| s <= 365 * 86_400), "{words:?}");
+    }
+}

@@ -50,7 +50,7 @@ fn run(r: &RunResult) -> String {
             out.push_str(&figures(j, &d, r));
         }
         if let Some(e) = &j.error {
-            out.push_str(&format!("Error: {e}\n"));
+            out.push_str(&format!("*** FAILED: {e}; the figures above show what ran and are not a result ***\n"));
         }
     }
     if r.partial {
@@ -147,7 +147,11 @@ fn lines(j: &JobResult, d: &YcsbDetails, r: &RunResult) -> Vec<(String, String, 
         push("FSBENCH", &format!("DeviceWriteBytes({})", dev.name), V::Int(device));
         push("FSBENCH", &format!("DeviceFlushes({})", dev.name), V::Int(dev.delta.flush_ios));
         if d.client_bytes_written > 0 {
-            push("FSBENCH", "WriteAmplification", V::Dbl(device as f64 / d.client_bytes_written as f64));
+            // From a device others write to it is not the store's own: the
+            // name says so, so that a script reading WriteAmplification
+            // never takes it for one.
+            let name = if d.shared_device.is_some() { "WriteAmplification(shared device)" } else { "WriteAmplification" };
+            push("FSBENCH", name, V::Dbl(device as f64 / d.client_bytes_written as f64));
         }
     }
     for g in &r.groups {

@@ -66,6 +66,9 @@ pub struct Outcome {
     /// The first operation the store answered ERROR, with why: YCSB counts
     /// such operations (`Return=ERROR`) and goes on, and so does fsbench.
     pub first_op_error: Option<String>,
+    /// When the thread was done (after its CLEANUP): the run's clock stops
+    /// at the last of these, as YCSB's stops when it has joined every thread.
+    pub ended: Instant,
 }
 
 struct Thread<'a, 's> {
@@ -99,6 +102,7 @@ pub fn run(sh: &Shared, part: Part, rec: Recorder) -> Outcome {
                 ops_done: 0,
                 error: Some(format!("thread {}: cannot open a session: {e}", part.index)),
                 first_op_error: None,
+                ended: Instant::now(),
             }
         }
     };
@@ -153,12 +157,13 @@ pub fn run(sh: &Shared, part: Part, rec: Recorder) -> Outcome {
     }
     let (i, s) = (Instant::now(), Instant::now());
     let cleaned = t.session.cleanup();
-    t.rec.measure(Metric::Cleanup, i, s, Instant::now());
+    let ended = Instant::now();
+    t.rec.measure(Metric::Cleanup, i, s, ended);
     let error = match cleaned {
         Err(e) => stopped_by_error.or(Some(format!("cleanup: {e}"))),
         Ok(()) => stopped_by_error,
     };
-    Outcome { rec: t.rec, ops_done: done, error, first_op_error: t.first_error }
+    Outcome { rec: t.rec, ops_done: done, error, first_op_error: t.first_error, ended }
 }
 
 fn sleep_until(at: Instant, stop: &AtomicBool) {
@@ -218,9 +223,9 @@ impl Thread<'_, '_> {
         }
     }
 
-    fn written(&mut self) {
-        let bytes: usize = self.key.len() + self.values.iter().map(|(_, v)| v.len()).sum::<usize>();
-        self.rec.client_bytes_written += bytes as u64;
+    /// A write the store took: the key and the fields handed to it.
+    fn written(&mut self, m: Metric) {
+        self.rec.bytes[m as usize] += (self.key.len() + self.values.bytes()) as u64;
     }
 
     fn read_fields(&mut self) -> bool {
@@ -241,7 +246,7 @@ impl Thread<'_, '_> {
         loop {
             let st = self.timed(Metric::Insert, intended, |t| t.session.insert(&t.key, &t.values));
             if st.is_ok() {
-                self.written();
+                self.written(Metric::Insert);
                 return true;
             }
             retries += 1;
@@ -265,10 +270,7 @@ impl Thread<'_, '_> {
                 let keynum = self.keys.next(&mut self.rng);
                 key_name(keynum, plan.hashed_inserts, plan.zeropadding, &mut self.key);
                 let all = self.read_fields();
-                self.timed(Metric::Read, intended, |t| {
-                    let f = if all { Fields::All } else { Fields::Some(&t.one_field) };
-                    t.session.read(&t.key, f, &mut t.out)
-                });
+                self.read(intended, all);
                 if plan.dataintegrity {
                     self.verify();
                 }
@@ -278,7 +280,7 @@ impl Thread<'_, '_> {
                 key_name(keynum, plan.hashed_inserts, plan.zeropadding, &mut self.key);
                 self.build_values(plan.writeallfields);
                 if self.timed(Metric::Update, intended, |t| t.session.update(&t.key, &t.values)).is_ok() {
-                    self.written();
+                    self.written(Metric::Update);
                 }
             }
             Op::Insert => {
@@ -286,7 +288,7 @@ impl Thread<'_, '_> {
                 key_name(keynum, plan.hashed_inserts, plan.zeropadding, &mut self.key);
                 self.build_values(true);
                 if self.timed(Metric::Insert, intended, |t| t.session.insert(&t.key, &t.values)).is_ok() {
-                    self.written();
+                    self.written(Metric::Insert);
                 }
                 if let Err(e) = self.sh.acked.acknowledge(keynum) {
                     // YCSB's client thread dies on this: so does the run.
@@ -299,11 +301,14 @@ impl Thread<'_, '_> {
                 let len = self.scan_len.next(&mut self.rng) as usize;
                 let all = self.read_fields();
                 let start = Instant::now();
-                self.timed(Metric::Scan, intended, |t| {
+                let st = self.timed(Metric::Scan, intended, |t| {
                     let f = if all { Fields::All } else { Fields::Some(&t.one_field) };
                     t.session.scan(&t.key, len, f, &mut t.rows)
                 });
                 let ns = start.elapsed().as_nanos() as u64;
+                if st.is_ok() {
+                    self.rec.bytes[Metric::Scan as usize] += self.rows.bytes() as u64;
+                }
                 // YCSB divides by the rows returned (and fails on none).
                 if !self.rows.is_empty() {
                     self.rec.measure_ns(Metric::ScanPerRecord, ns / self.rows.len() as u64);
@@ -315,12 +320,9 @@ impl Thread<'_, '_> {
                 let all = self.read_fields();
                 self.build_values(plan.writeallfields);
                 let start = Instant::now();
-                self.timed(Metric::Read, intended, |t| {
-                    let f = if all { Fields::All } else { Fields::Some(&t.one_field) };
-                    t.session.read(&t.key, f, &mut t.out)
-                });
+                self.read(intended, all);
                 if self.timed(Metric::Update, intended, |t| t.session.update(&t.key, &t.values)).is_ok() {
-                    self.written();
+                    self.written(Metric::Update);
                 }
                 let end = Instant::now();
                 if plan.dataintegrity {
@@ -328,6 +330,18 @@ impl Thread<'_, '_> {
                 }
                 self.rec.measure(Metric::ReadModifyWrite, intended, start, end);
             }
+        }
+    }
+
+    /// A read of all fields or the chosen one; what it returned counts as
+    /// read bytes.
+    fn read(&mut self, intended: Instant, all: bool) {
+        let st = self.timed(Metric::Read, intended, |t| {
+            let f = if all { Fields::All } else { Fields::Some(&t.one_field) };
+            t.session.read(&t.key, f, &mut t.out)
+        });
+        if st.is_ok() {
+            self.rec.bytes[Metric::Read as usize] += self.out.bytes() as u64;
         }
     }
 

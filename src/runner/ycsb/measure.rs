@@ -210,7 +210,9 @@ pub struct Recorder {
     unit_ns: Option<u64>,
     t0: Instant,
     pub live: Option<std::sync::Arc<Live>>,
-    pub client_bytes_written: u64,
+    /// Bytes per metric the store took (INSERT, UPDATE: key and fields
+    /// written) or returned (READ, SCAN: fields read), OK operations only.
+    pub bytes: [u64; METRICS],
 }
 
 impl Recorder {
@@ -223,7 +225,7 @@ impl Recorder {
             unit_ns,
             t0,
             live,
-            client_bytes_written: 0,
+            bytes: [0; METRICS],
         }
     }
 

@@ -23,7 +23,7 @@ use measure::{Live, Metric, Recorder, Snapshot};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 pub(crate) fn run_plan(
@@ -34,6 +34,11 @@ pub(crate) fn run_plan(
 ) -> Result<RunResult, RunError> {
     let started_unix = crate::runner::unix_now();
     let desc = store::find(&plan.store.name).ok_or_else(|| format!("unknown store {}", plan.store.name))?;
+    if let Some(d) = &plan.store.dir {
+        let reduce = "reduce recordcount, insertcount, operationcount, fieldcount or fieldlength";
+        crate::environment::space::check_with(&[space_need(plan, d)], opts.allow_fill, reduce)
+            .map_err(|e| format!("{}.dir={}: {e}", desc.name, d.display()))?;
+    }
     let made = StoreDir::make(plan.store.dir.as_deref(), desc.name)?;
     let field_names = plan.field_names();
     let cfg = StoreConfig {
@@ -52,6 +57,18 @@ pub(crate) fn run_plan(
         )));
     }
     let dirs: Vec<PathBuf> = plan.store.dir.iter().cloned().collect();
+    let mut warnings = Vec::new();
+    let shared_device = plan.store.dir.as_deref().and_then(crate::environment::safety::shared_device);
+    if let (Some(why), Some(d)) = (&shared_device, &plan.store.dir) {
+        let w = format!(
+            "{}.dir={}: {why}: the device's bytes and the write amplification count that I/O too and are upper bounds, \
+             not the store's own (a store on a device of its own, such as an experiment's managed target, gives its own)",
+            desc.name,
+            d.display()
+        );
+        opts.events.warning(&w);
+        warnings.push(w);
+    }
     before_measure(&dirs);
 
     // The Client caps the threads at the operation count.
@@ -97,19 +114,28 @@ pub(crate) fn run_plan(
         .collect();
     let counters: Vec<Arc<AtomicU64>> = parts.iter().map(|(p, _)| p.done.clone()).collect();
     let lives: Vec<Arc<Live>> = parts.iter().filter_map(|(_, l)| l.clone()).collect();
+    // Each thread says when it ends (also by panicking), so the watcher
+    // returns at once rather than at its next poll.
+    let (ended_tx, ended_rx) = mpsc::channel::<()>();
     let t0 = Instant::now();
     let outcomes: Vec<client::Outcome> = std::thread::scope(|s| {
         let handles: Vec<_> = parts
             .into_iter()
             .map(|(part, live)| {
                 let sh = &shared;
+                let ended = EndNotice(ended_tx.clone());
                 crate::runner::workers::spawn_scoped(s, format!("fsb-ycsb-{}", part.index), move || {
+                    let _ended = ended;
                     let rec = Recorder::new(op, intended, unit_ns, sh.t0, live);
                     client::run(sh, part, rec)
                 })
             })
             .collect();
-        watch(plan, opts, &stop, &counters, &lives, &window, t0, &handles);
+        if handles.iter().any(|h| h.is_err()) {
+            // The run has failed: the threads that started stop now.
+            stop.store(true, Ordering::Relaxed);
+        }
+        watch(plan, opts, &stop, &counters, &lives, &window, t0, &handles, &ended_rx);
         handles
             .into_iter()
             .map(|h| match h {
@@ -118,20 +144,48 @@ pub(crate) fn run_plan(
             })
             .collect()
     });
-    let runtime = t0.elapsed();
+    // YCSB's RunTime: from the threads' start to the end of the last one,
+    // by the threads' own clocks (the watcher's wake-ups are not in it).
+    let runtime = outcomes.iter().map(|o| o.ended).max().unwrap_or(t0).saturating_duration_since(t0);
     let partial = opts.stop.load(Ordering::Relaxed);
     let counters_after: BTreeMap<String, u64> = store.counters().into_iter().collect();
     let closed = store.close();
     let group = window.close(opts);
     let error = outcomes.iter().find_map(|o| o.error.clone()).or(closed.err());
-    let mut warnings = Vec::new();
     if let Some(e) = outcomes.iter().find_map(|o| o.first_op_error.clone()) {
         let w = format!("the store answered ERROR (counted as Return=ERROR, as YCSB does); the first: {e}");
         opts.events.warning(&w);
         warnings.push(w);
     }
     made.finish(partial || error.is_some());
-    Ok(result(plan, opts, layout, started_unix, outcomes, runtime, group, dirs, partial, error, counters_after, warnings))
+    let run = Run { outcomes, runtime, group, dirs, partial, error, store_counters: counters_after, warnings, shared_device };
+    Ok(result(plan, opts, layout, started_unix, run))
+}
+
+/// What the phase's records take in the store's directory, at least: each
+/// record its key and fields (a store adds its own overhead, an LSM tree its
+/// compactions' temporary copies), for every record a load inserts or a run
+/// is expected to insert; and the files a store makes (an LSM tree's table
+/// of some tens of MiB each, its logs and manifests).
+fn space_need(plan: &YcsbPlan, dir: &std::path::Path) -> crate::environment::space::Need {
+    let records = match plan.phase {
+        Phase::Load => plan.operationcount,
+        Phase::Run => {
+            let p = &plan.proportions;
+            let sum = p.read + p.update + p.insert + p.scan + p.read_modify_write;
+            if sum > 0.0 {
+                (plan.operationcount as f64 * p.insert / sum) as u64
+            } else {
+                0
+            }
+        }
+    };
+    // "user" and the key number: a hashed one has up to 19 digits.
+    let digits = if plan.hashed_inserts { 19 } else { (plan.recordcount.saturating_add(plan.operationcount) as f64).log10() as u64 + 1 };
+    let key = 4 + digits.max(u64::from(plan.zeropadding));
+    let record = key as f64 + f64::from(plan.fieldcount) * plan.fieldlength.mean();
+    let bytes = (records as f64 * record).min(u64::MAX as f64) as u64;
+    crate::environment::space::Need::new_in(dir, bytes).with_inodes(16 + bytes / (32 << 20))
 }
 
 /// The store's directory when this run made it: on record (with its
@@ -174,11 +228,22 @@ impl Drop for StoreDir {
 }
 
 fn failed_outcome(msg: &str) -> client::Outcome {
+    let now = Instant::now();
     client::Outcome {
-        rec: Recorder::new(false, false, None, Instant::now(), None),
+        rec: Recorder::new(false, false, None, now, None),
         ops_done: 0,
         error: Some(msg.to_string()),
         first_op_error: None,
+        ended: now,
+    }
+}
+
+/// Sent when dropped: a client thread has ended, however it ended.
+struct EndNotice(mpsc::Sender<()>);
+
+impl Drop for EndNotice {
+    fn drop(&mut self) {
+        let _ = self.0.send(());
     }
 }
 
@@ -194,10 +259,14 @@ fn watch<T>(
     window: &Window,
     t0: Instant,
     handles: &[std::io::Result<std::thread::ScopedJoinHandle<'_, T>>],
+    ended: &mpsc::Receiver<()>,
 ) {
-    let deadline = (plan.maxexecutiontime_s > 0).then(|| t0 + Duration::from_secs(plan.maxexecutiontime_s));
+    // The frontend bounds both; a deadline past what the clock holds is none.
+    let deadline = (plan.maxexecutiontime_s > 0).then(|| t0.checked_add(Duration::from_secs(plan.maxexecutiontime_s))).flatten();
     let status_every = plan.status_interval_s.map(Duration::from_secs);
-    let mut next_status = status_every.map(|d| t0 + d);
+    let mut next_status = status_every.and_then(|d| t0.checked_add(d));
+    let started = handles.iter().filter(|h| h.is_ok()).count();
+    let mut ended_count = 0;
     let mut last = Snapshot::new();
     let (mut last_ops, mut last_at) = (0u64, t0);
     let done = |c: &[Arc<AtomicU64>]| c.iter().map(|x| x.load(Ordering::Relaxed)).sum::<u64>();
@@ -205,7 +274,7 @@ fn watch<T>(
         opts.events.note(&status_line(plan, t0, t0, 0, 0, t0, &last, &last));
     }
     loop {
-        let all_done = handles.iter().all(|h| h.as_ref().map(|h| h.is_finished()).unwrap_or(true));
+        let all_done = ended_count >= started || handles.iter().all(|h| h.as_ref().map(|h| h.is_finished()).unwrap_or(true));
         let now = Instant::now();
         let ops = done(counters);
         window.meter.ops.store(ops, Ordering::Relaxed);
@@ -222,14 +291,21 @@ fn watch<T>(
             last = snap;
             last_ops = ops;
             last_at = now;
-            if let (Some(t), Some(d)) = (next_status.as_mut(), status_every) {
-                *t += d;
+            if let (Some(t), Some(d)) = (next_status, status_every) {
+                next_status = t.checked_add(d);
             }
         }
         if all_done {
             return;
         }
-        std::thread::sleep(Duration::from_millis(50));
+        // Wake for the next status line, a stop, or a thread's end.
+        let mut wait = Duration::from_millis(50);
+        for t in [next_status, deadline].into_iter().flatten() {
+            wait = wait.min(t.saturating_duration_since(Instant::now()));
+        }
+        if ended.recv_timeout(wait).is_ok() {
+            ended_count += 1;
+        }
     }
 }
 
@@ -298,12 +374,8 @@ fn remaining_text(mut s: u64) -> String {
     t
 }
 
-#[allow(clippy::too_many_arguments)]
-fn result(
-    plan: &YcsbPlan,
-    opts: &RunOptions,
-    layout: &str,
-    started_unix: u64,
+/// What a phase ended with, for its result.
+struct Run {
     outcomes: Vec<client::Outcome>,
     runtime: Duration,
     group: crate::result::GroupResult,
@@ -312,7 +384,11 @@ fn result(
     error: Option<String>,
     store_counters: BTreeMap<String, u64>,
     warnings: Vec<String>,
-) -> RunResult {
+    shared_device: Option<String>,
+}
+
+fn result(plan: &YcsbPlan, opts: &RunOptions, layout: &str, started_unix: u64, run: Run) -> RunResult {
+    let Run { outcomes, runtime, group, dirs, partial, error, store_counters, mut warnings, shared_device } = run;
     let mut ops: Vec<OpStats> = Vec::new();
     let mut returns: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
     let mut timeseries: BTreeMap<String, Vec<(u64, u64, u64)>> = BTreeMap::new();
@@ -321,7 +397,8 @@ fn result(
         Measurement::Hdr => 0,
     };
     let operations: u64 = outcomes.iter().map(|o| o.ops_done).sum();
-    let client_bytes_written: u64 = outcomes.iter().map(|o| o.rec.client_bytes_written).sum();
+    let bytes = |m: Metric| -> u64 { outcomes.iter().map(|o| o.rec.bytes[m as usize]).sum() };
+    let client_bytes_written = bytes(Metric::Insert) + bytes(Metric::Update);
     for m in Metric::ALL {
         let i = m as usize;
         for (prefix, intended) in [("", false), ("Intended-", true)] {
@@ -357,6 +434,9 @@ fn result(
             if let Some(h) = hist {
                 let mut s = OpStats::new(&name, class(m), false);
                 s.ops = h.count();
+                // What the client handed the store or got back: the
+                // benchmark's issued bytes in the attribution.
+                s.bytes = if intended { 0 } else { bytes(m) };
                 s.errors = if matches!(m, Metric::ReadFailed | Metric::UpdateFailed | Metric::InsertFailed | Metric::ScanFailed) {
                     h.count()
                 } else {
@@ -376,9 +456,20 @@ fn result(
     }
     let names: Vec<String> = ops.iter().map(|o| o.name.clone()).collect();
     let order = ycsb_order(&names);
+    let error = error.or_else(|| failed_operations(&returns, opts, &mut warnings));
     let runtime_ms = runtime.as_millis() as u64;
-    let details =
-        YcsbDetails { settings: plan.clone(), runtime_ms, operations, returns, timeseries, order, client_bytes_written, store_counters };
+    let details = YcsbDetails {
+        settings: plan.clone(),
+        runtime_ms,
+        runtime_ns: runtime.as_nanos() as u64,
+        operations,
+        returns,
+        timeseries,
+        order,
+        client_bytes_written,
+        store_counters,
+        shared_device,
+    };
     let throughput = details.throughput();
     let job = JobResult {
         name: format!("ycsb-{}", plan.phase.name()),
@@ -396,6 +487,44 @@ fn result(
         details: serde_json::to_value(&details).ok(),
     };
     crate::runner::envelope(opts, layout, started_unix, vec![job], vec![group], &dirs, warnings, partial)
+}
+
+/// The store operations that did not answer OK, said as a warning; when
+/// none did, the run measured nothing that completed and is failed (its
+/// error returned): a `run` whose every read is NOT_FOUND ran against
+/// records that are not there.
+fn failed_operations(returns: &BTreeMap<String, BTreeMap<String, u64>>, opts: &RunOptions, warnings: &mut Vec<String>) -> Option<String> {
+    let ops = [Metric::Read, Metric::Update, Metric::Insert, Metric::Scan];
+    let (mut ok, mut all) = (0u64, 0u64);
+    let mut failed: Vec<String> = Vec::new();
+    for m in ops {
+        let Some(counts) = returns.get(m.name()) else { continue };
+        for (st, n) in counts {
+            all += n;
+            if st == "OK" {
+                ok += n;
+            } else {
+                failed.push(format!("{} {st} {n}", m.name()));
+            }
+        }
+    }
+    if failed.is_empty() {
+        return None;
+    }
+    let list = failed.join(", ");
+    if ok == 0 {
+        let e = format!(
+            "every one of the {all} operations failed ({list}): nothing completed, so this is not a measurement \
+             (does the store hold the records this run asks for: the same table, recordcount, insertstart and insertorder as the load?)"
+        );
+        opts.events.warning(&e);
+        warnings.push(e.clone());
+        return Some(e);
+    }
+    let w = format!("{} of {all} operations failed ({list}); the figures count them apart (-FAILED metrics)", all - ok);
+    opts.events.warning(&w);
+    warnings.push(w);
+    None
 }
 
 fn class(m: Metric) -> OpClass {
