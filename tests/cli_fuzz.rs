@@ -708,11 +708,9 @@ fn ycsb_command_lines_and_property_files() {
 
 /// Parse an experiment and check it as `fsbench experiment` does before it
 /// sets anything up.
-fn check_experiment(path: &Path, text: &str) -> bool {
-    match fsbench::frontend::experiment::parse(text, path, &[]) {
-        Ok(exp) => fsbench::runner::experiment::preflight(&exp, false, true).is_ok(),
-        Err(_) => false,
-    }
+fn check_experiment(path: &Path, text: &str) -> Result<(), String> {
+    let exp = fsbench::frontend::experiment::parse(text, path, &[]).map_err(|e| e.to_string())?;
+    fsbench::runner::experiment::preflight(&exp, false, true).map_err(|problems| problems.join("\n"))
 }
 
 /// Experiment files: the TOML parser, every family's `[[workload]]`
@@ -736,7 +734,7 @@ fn experiment_files() {
         dir.join("fuzz.toml"),
         format!(
             "name = \"fz\"\nrepeat = 2\ncache = [\"warm\"]\n[params]\nsize = \"1m\"\n[[target]]\nlabel = \"here\"\ndirectory = \"{d}\"\n\
-             [[workload]]\nlabel = \"f\"\nargs = [\"--name=a\", \"--rw=read\", \"--size=${{size}}\"]\nfio = \"../fio/seed-002-delalloc.fio\"\n\
+             [[workload]]\nlabel = \"f\"\nargs = [\"--name=a\", \"--rw=read\", \"--size=${{size}}\"]\n\
              [[workload]]\nlabel = \"p\"\npostmark = [\"set number 10\", \"set transactions 10\"]\n\
              [[workload]]\nlabel = \"b\"\nbonnie = \"-s 4 -n 1 -r 0 -u root\"\n\
              [[workload]]\nlabel = \"i\"\niozone = \"-s 1m -r 64k -i 0 -i 1\"\n\
@@ -762,7 +760,9 @@ fn experiment_files() {
         }
     }
     let (last_path, last_text) = files.last().unwrap();
-    assert!(check_experiment(last_path, last_text), "the synthetic experiment does not pass its check");
+    if let Err(e) = check_experiment(last_path, last_text) {
+        panic!("the synthetic experiment does not pass its check: {e}");
+    }
     let paths: Vec<PathBuf> = files.iter().map(|(p, _)| p.clone()).collect();
     let make = move |rng: &mut Rng| {
         let i = rng.below(fam.files.len() as u64) as usize;
@@ -772,7 +772,7 @@ fn experiment_files() {
         }
         Some(Input { args: vec![paths[i].display().to_string()], file: Some(text) })
     };
-    let try_one = |input: &Input| check_experiment(Path::new(&input.args[0]), input.file.as_deref().unwrap_or_default());
+    let try_one = |input: &Input| check_experiment(Path::new(&input.args[0]), input.file.as_deref().unwrap_or_default()).is_ok();
     let (n, ok) = fuzz("experiment", make, try_one);
     assert!(n > 0 && ok > 0, "experiment: {n} inputs tried, {ok} passed their check: the mutations explore nothing valid");
     assert_eq!(listing(&data), before, "an experiment's check wrote into its target directory");
