@@ -178,7 +178,7 @@ fn ycsb() {
     kill_and_clean(
         w.path(),
         w.path(),
-        &["ycsb", "load", "fjall", "-P", "workloada", "-p", &dir, "-p", "recordcount=50000000", "--no-progress"],
+        &["ycsb", "load", "fjall", "-P", "workloada", "-p", &dir, "-p", "recordcount=100000", "-target", "1000", "--no-progress"],
         "the store's directory on record",
         |s| made(s, "remove_dir", &d, |n| n == "db"),
     );
