@@ -1,8 +1,10 @@
-//! Free space before laying out. A plan that needs more than the file system
-//! holds would otherwise write until the disk is full (the root file system
-//! of the machine, when the user forgot `--directory`) or preallocate for
-//! minutes before failing; runners ask here first, with what each of their
-//! files or trees will occupy once laid out.
+//! Free space and inodes before laying out. A plan that needs more than the
+//! file system holds would otherwise write until the disk is full (the root
+//! file system of the machine, when the user forgot `--directory`) or
+//! preallocate for minutes before failing; runners ask here first, with what
+//! each of their files or trees will occupy once laid out. A plan that makes
+//! many files also says how many, since a file system can run out of inodes
+//! with blocks to spare (and then says "No space left on device" too).
 
 use crate::units::bytes as format_bytes;
 use std::collections::BTreeMap;
@@ -18,16 +20,22 @@ pub struct Need {
     /// What is at `path` now is the runner's to reuse or replace (a job's
     /// file, fsbench's own tree), so its blocks count as available.
     pub replaces: bool,
+    /// Files, directories and links it makes (each takes an inode).
+    pub inodes: u64,
 }
 
 impl Need {
     /// New files in `dir`, next to whatever else is there.
     pub fn new_in(dir: &Path, bytes: u64) -> Need {
-        Need { path: dir.to_path_buf(), bytes, replaces: false }
+        Need { path: dir.to_path_buf(), bytes, replaces: false, inodes: 0 }
     }
     /// A file or tree at `path` that the runner reuses or rebuilds.
     pub fn replacing(path: &Path, bytes: u64) -> Need {
-        Need { path: path.to_path_buf(), bytes, replaces: true }
+        Need { path: path.to_path_buf(), bytes, replaces: true, inodes: 0 }
+    }
+    /// The same, making `inodes` files, directories and links.
+    pub fn with_inodes(self, inodes: u64) -> Need {
+        Need { inodes, ..self }
     }
 }
 
@@ -39,32 +47,57 @@ pub fn check(needs: &[Need], allow_fill: bool) -> Result<(), String> {
     if allow_fill {
         return Ok(());
     }
-    for (needed, anchor) in to_write(needs).values() {
-        let Some(free) = free_bytes(anchor) else { continue };
-        if *needed > free {
+    for w in to_write(needs).values() {
+        let Some(free) = free_of(&w.anchor) else { continue };
+        if w.bytes > free.bytes {
             return Err(format!(
                 "the workload needs about {} under {} but its file system has {} free; reduce size/numjobs/nrfiles, choose another directory, or pass --allow-fill to fill it on purpose",
-                format_bytes(*needed),
-                anchor.display(),
-                format_bytes(free)
+                format_bytes(w.bytes),
+                w.anchor.display(),
+                format_bytes(free.bytes)
+            ));
+        }
+        if let Some(inodes) = free.inodes.filter(|&i| w.inodes > i) {
+            return Err(format!(
+                "the workload makes {} files and directories under {} but its file system has {} free inodes; make fewer files, choose another directory, or pass --allow-fill to fill it on purpose",
+                crate::units::thousands(w.inodes),
+                w.anchor.display(),
+                crate::units::thousands(inodes)
             ));
         }
     }
     Ok(())
 }
 
+/// What a file system still takes: bytes and, where it counts them, inodes.
+struct Free {
+    bytes: u64,
+    /// None on file systems that report no inode limit (btrfs, tmpfs
+    /// without nr_inodes: statvfs gives 0 of 0).
+    inodes: Option<u64>,
+}
+
+/// What is still to be written to one file system, and one path to name
+/// in a message.
+struct ToWrite {
+    bytes: u64,
+    inodes: u64,
+    anchor: PathBuf,
+}
+
 /// Per file system (st_dev of the nearest existing ancestor): the bytes
-/// still to write, and one path to name in a message.
-fn to_write(needs: &[Need]) -> BTreeMap<u64, (u64, PathBuf)> {
-    let mut per_fs: BTreeMap<u64, (u64, PathBuf)> = BTreeMap::new();
+/// and inodes still to take, and one path to name in a message.
+fn to_write(needs: &[Need]) -> BTreeMap<u64, ToWrite> {
+    let mut per_fs: BTreeMap<u64, ToWrite> = BTreeMap::new();
     for n in needs {
         if crate::environment::safety::is_block_device(&n.path) {
             continue;
         }
         let Some((dev, anchor)) = existing_ancestor(&n.path) else { continue };
         let have = if n.replaces { allocated(&n.path, dev) } else { 0 };
-        let e = per_fs.entry(dev).or_insert((0, anchor));
-        e.0 = e.0.saturating_add(n.bytes.saturating_sub(have));
+        let e = per_fs.entry(dev).or_insert(ToWrite { bytes: 0, inodes: 0, anchor });
+        e.bytes = e.bytes.saturating_add(n.bytes.saturating_sub(have));
+        e.inodes = e.inodes.saturating_add(n.inodes);
     }
     per_fs
 }
@@ -95,8 +128,9 @@ fn allocated(p: &Path, dev: u64) -> u64 {
     rd.flatten().map(|e| allocated(&e.path(), dev)).sum::<u64>() + m.blocks() * 512
 }
 
-/// Bytes an unprivileged writer may still use (statvfs f_bavail).
-fn free_bytes(p: &Path) -> Option<u64> {
+/// Bytes and inodes an unprivileged writer may still use (statvfs f_bavail,
+/// f_favail).
+fn free_of(p: &Path) -> Option<Free> {
     use std::os::unix::ffi::OsStrExt;
     let c = std::ffi::CString::new(p.as_os_str().as_bytes()).ok()?;
     // SAFETY: libc::statvfs is a struct of integers, for which all-zero bytes is a valid value.
@@ -104,7 +138,13 @@ fn free_bytes(p: &Path) -> Option<u64> {
     // SAFETY: statvfs reads the NUL-terminated path `c` (alive for the call)
     // and writes only into the live local `s`.
     let r = unsafe { libc::statvfs(c.as_ptr(), &mut s) };
-    (r == 0).then(|| s.f_bavail as u64 * s.f_frsize as u64)
+    (r == 0).then(|| Free { bytes: s.f_bavail as u64 * s.f_frsize as u64, inodes: (s.f_files > 0).then_some(s.f_favail as u64) })
+}
+
+/// Whether the file system holding `p` has no inode left (a create's ENOSPC
+/// then means inodes, not blocks).
+pub fn out_of_inodes(p: &Path) -> bool {
+    free_of(p).and_then(|f| f.inodes) == Some(0)
 }
 
 #[cfg(test)]
@@ -114,12 +154,24 @@ mod tests {
     #[test]
     fn more_than_free_is_refused_with_both_numbers() {
         let d = tempfile::tempdir().unwrap();
-        let free = free_bytes(d.path()).unwrap();
+        let free = free_of(d.path()).unwrap().bytes;
         let need = Need::new_in(d.path(), free.saturating_mul(2).max(1 << 40));
         let e = check(std::slice::from_ref(&need), false).unwrap_err();
         assert!(e.contains("--allow-fill") && e.contains(" free") && e.contains(&d.path().display().to_string()), "{e}");
         assert!(check(&[need], true).is_ok());
         assert!(check(&[Need::new_in(d.path(), 4096)], false).is_ok());
+    }
+
+    #[test]
+    fn more_inodes_than_free_are_refused_as_inodes() {
+        let d = tempfile::tempdir().unwrap();
+        let Some(free) = free_of(d.path()).unwrap().inodes else {
+            println!("SKIPPED: the temporary directory's file system reports no inode limit");
+            return;
+        };
+        let e = check(&[Need::new_in(d.path(), 0).with_inodes(free + 1_000_000)], false).unwrap_err();
+        assert!(e.contains("free inodes") && !e.contains(" free;"), "{e}");
+        assert!(check(&[Need::new_in(d.path(), 0).with_inodes(1)], false).is_ok());
     }
 
     #[test]
@@ -135,7 +187,7 @@ mod tests {
         // same directory need all of it. (Other tests write to the same file
         // system meanwhile, so this looks at what is to be written, not at
         // the free space.)
-        let still = |n: Need| to_write(&[n]).into_values().next().unwrap().0;
+        let still = |n: Need| to_write(&[n]).into_values().next().unwrap().bytes;
         assert!(still(Need::replacing(&f, (1 << 20) + 4096)) <= 4096);
         assert_eq!(still(Need::new_in(d.path(), 1 << 20)), 1 << 20);
     }

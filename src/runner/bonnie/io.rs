@@ -311,19 +311,13 @@ struct SeekShape<'a> {
 /// the shared table, take 4-byte rand() tickets from one pipe, one read(2)
 /// per seek, which the main thread fills and ends with one end mark per
 /// seeker. Each seeker's clock starts at its first ticket; the test spans
-/// the earliest start to the latest end.
+/// the earliest start to the latest end. A seeker that cannot start fails
+/// the test: the ones already running get their end marks and are joined
+/// first, so the file's removal finds no one using it.
 fn seeks(ctx: &mut Ctx, files: &mut DataFiles) -> Result<Option<Phase>, String> {
     let plan = ctx.plan;
     let chunk = plan.chunk;
     let procs = plan.seek_procs as usize;
-    // Drawn before the clock starts; written as the pipe takes them.
-    let mut tickets: Vec<u8> = Vec::with_capacity((plan.seeks as usize + procs) * 4);
-    for _ in 0..plan.seeks {
-        tickets.extend_from_slice(&(ctx.rand.next()).to_ne_bytes());
-    }
-    for _ in 0..procs {
-        tickets.extend_from_slice(&END.to_ne_bytes());
-    }
     let mut fds = [0 as libc::c_int; 2];
     // SAFETY: fds has room for the two descriptors pipe2 writes.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
@@ -338,19 +332,28 @@ fn seeks(ctx: &mut Ctx, files: &mut DataFiles) -> Result<Option<Phase>, String> 
         fsync_each: plan.fsync,
     };
     let stop = ctx.stop;
+    let rand = &mut ctx.rand;
     let mut timer = Timer::start(Test::Seeks);
     let (seekers, fed): (Vec<Seeker>, Result<(), String>) = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..procs)
-            .map(|_| {
-                s.spawn(|| {
-                    crate::runner::workers::note_this_thread();
-                    seeker(&shape, rd, stop)
-                })
-            })
-            .collect();
-        let fed = feed(wr, &tickets, procs, stop);
+        let mut handles = Vec::with_capacity(procs);
+        let mut spawn_error = None;
+        for i in 0..procs {
+            let started = std::thread::Builder::new().name(format!("fsb-seeker-{i}")).spawn_scoped(s, || {
+                crate::runner::workers::note_this_thread();
+                seeker(&shape, rd, stop)
+            });
+            match started {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    spawn_error = Some(format!("seeks: cannot start seeker {} of {procs}: {e}", i + 1));
+                    break;
+                }
+            }
+        }
+        // After a failed start only the end marks go: the seekers running end.
+        let fed = feed(wr, rand, if spawn_error.is_some() { 0 } else { plan.seeks }, handles.len(), stop);
         let done = handles.into_iter().map(|h| h.join().unwrap_or_else(|_| panic!("a seeker thread panicked"))).collect();
-        (done, fed)
+        (done, spawn_error.map_or(fed, Err))
     });
     // SAFETY: our own descriptors, closed once, after every seeker ended.
     unsafe {
@@ -375,20 +378,46 @@ fn seeks(ctx: &mut Ctx, files: &mut DataFiles) -> Result<Option<Phase>, String> 
     Ok(Some(phase))
 }
 
-/// Write the tickets into the pipe (blocking while it is full); when
-/// stopped, only the end marks, so every seeker ends.
-fn feed(wr: libc::c_int, tickets: &[u8], procs: usize, stop: &std::sync::atomic::AtomicBool) -> Result<(), String> {
-    let ends = tickets.len() - procs * 4;
-    let mut at = 0;
-    while at < tickets.len() {
-        if stop.load(Ordering::Relaxed) && at < ends {
-            at = ends;
+/// Tickets drawn and written at a time: a pipe's default capacity, so the
+/// seekers always have the next batch waiting while this one is drawn, and
+/// the run holds 64 KiB of tickets however many seeks it makes.
+const TICKET_BATCH: usize = 16 * 1024;
+
+/// Draw `seeks` tickets and write them into the pipe (blocking while it is
+/// full), the last batch followed by one end mark per seeker (so up to a
+/// batch of seeks is one write, as Bonnie++ makes it); when stopped, only
+/// the end marks, so every seeker ends.
+fn feed(wr: libc::c_int, rand: &mut super::Rand, seeks: u64, procs: usize, stop: &std::sync::atomic::AtomicBool) -> Result<(), String> {
+    let mut batch: Vec<u8> = Vec::with_capacity((TICKET_BATCH + procs) * 4);
+    let mut left = seeks;
+    while left > 0 && !stop.load(Ordering::Relaxed) {
+        batch.clear();
+        let n = left.min(TICKET_BATCH as u64);
+        for _ in 0..n {
+            batch.extend_from_slice(&rand.next().to_ne_bytes());
         }
-        // All of them in one call, as Bonnie++ does: the kernel copies a
-        // page at a time (whole tickets) and waits for room in between.
-        let n = tickets.len() - at;
-        // SAFETY: n bytes of our own buffer; wr is the pipe's write end.
-        let r = unsafe { libc::write(wr, tickets[at..].as_ptr() as *const libc::c_void, n) };
+        left -= n;
+        if left > 0 {
+            write_all(wr, &batch, stop)?;
+        }
+    }
+    if stop.load(Ordering::Relaxed) {
+        batch.clear();
+    }
+    for _ in 0..procs {
+        batch.extend_from_slice(&END.to_ne_bytes());
+    }
+    write_all(wr, &batch, &std::sync::atomic::AtomicBool::new(false))
+}
+
+/// All of `bytes` into the pipe, in as few calls as it takes (the kernel
+/// copies a page at a time, whole tickets, and waits for room in between);
+/// the rest is dropped once `stop` is set.
+fn write_all(wr: libc::c_int, bytes: &[u8], stop: &std::sync::atomic::AtomicBool) -> Result<(), String> {
+    let mut at = 0;
+    while at < bytes.len() && !stop.load(Ordering::Relaxed) {
+        // SAFETY: the rest of our own buffer; wr is the pipe's write end.
+        let r = unsafe { libc::write(wr, bytes[at..].as_ptr() as *const libc::c_void, bytes.len() - at) };
         if r < 0 {
             if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
                 continue;
