@@ -34,7 +34,7 @@ use crate::result::bonnie::{BonnieDetails, PhaseFigure};
 use crate::environment::space::Need;
 use crate::model::bonnie::FileKind;
 use crate::result::{GroupResult, Headline, JobResult, OpClass, OpStats, RunResult};
-use crate::runner::events::{Expected, Meter};
+use crate::runner::events::{Expected, Meter, Warnings};
 use crate::runner::rng::Rng;
 use crate::runner::window::Window;
 use crate::runner::{RunError, RunOptions};
@@ -293,6 +293,10 @@ pub(crate) fn run_plan(
         let refused = Outcome { phases: Vec::new(), partial: false, error: Some(e) };
         return result(plan, opts, layout, started_unix, refused, GroupResult::default(), (&dirs, Vec::new()));
     }
+    let mut warnings = Warnings::new(&*opts.events);
+    if let Some(w) = cache_warning(plan) {
+        warnings.warn(w);
+    }
     before_measure(&[]);
     let window = Window::open(opts, "bonnie", &Expected { bytes: expected_bytes(plan), ..Default::default() }, &dirs);
     let (stop, p2, meter) = (opts.stop.clone(), plan.clone(), window.meter.clone());
@@ -306,7 +310,23 @@ pub(crate) fn run_plan(
         .and_then(|h| h.join().map_err(|_| "the Bonnie++ thread panicked".to_string()));
     let group = window.close(opts);
     let outcome = outcome.unwrap_or_else(|e| Outcome { phases: Vec::new(), partial: false, error: Some(e) });
-    result(plan, opts, layout, started_unix, outcome, group, (&dirs, Vec::new()))
+    result(plan, opts, layout, started_unix, outcome, group, (&dirs, warnings.list))
+}
+
+/// The IO tests are buffered: a file that fits in RAM is read back from the
+/// page cache right after it is written, whatever was done before the run
+/// (`--cache` included). Bonnie++'s own answer is its size rule.
+fn cache_warning(plan: &BonniePlan) -> Option<String> {
+    if plan.size_mib == 0 {
+        return None;
+    }
+    crate::environment::cache::memory_speed_warning(
+        "Bonnie++'s file holds",
+        plan.size_bytes(),
+        "and its read tests (getc, block read, seeks) read it right after its write tests wrote it, from the page cache, whatever a --cache scenario did before the run",
+        "-s of at least twice the RAM, Bonnie++'s own rule (its default; -r lowers the RAM it checks against). \
+         -D does not help: 2.00a opens only the writes' file with O_DIRECT and reopens it without to read; nor does -b, which adds fsyncs to the seeks' updates and the file tests only",
+    )
 }
 
 fn result(
