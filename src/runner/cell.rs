@@ -104,7 +104,9 @@ pub fn run_cell(plan: &Plan, env: Environment, opts: &RunOptions) -> Result<Cell
         }
         result.trace = Some(report);
     }
-    if scenario.is_some() && cache_report.is_none() {
+    // A run that failed before its files were in place (refused for want of
+    // space or inodes) keeps its own reason.
+    if scenario.is_some() && cache_report.is_none() && result.failed.is_none() {
         return Err(RunError::Workload("the run ended before its cache scenario was applied".into()));
     }
     let device = target.as_ref().and_then(|t| t.info.device.clone());

@@ -28,11 +28,11 @@ mod io;
 #[cfg(test)]
 mod tests;
 
+use crate::environment::space::Need;
 use crate::measure::usage::UsageMark;
+use crate::model::bonnie::FileKind;
 use crate::model::bonnie::{BonniePlan, Seed, SyncMode, Test};
 use crate::result::bonnie::{BonnieDetails, PhaseFigure};
-use crate::environment::space::Need;
-use crate::model::bonnie::FileKind;
 use crate::result::{GroupResult, Headline, JobResult, OpClass, OpStats, RunResult};
 use crate::runner::events::{Expected, Meter, Warnings};
 use crate::runner::rng::Rng;
@@ -329,6 +329,8 @@ fn cache_warning(plan: &BonniePlan) -> Option<String> {
     )
 }
 
+/// The run's result in the common envelope: one job with every test that
+/// ran, failed when `outcome` has an error.
 fn result(
     plan: &BonniePlan,
     opts: &RunOptions,
