@@ -352,7 +352,12 @@ fn too_few_inodes_or_too_little_space_fail_the_run_before_anything_runs() {
     };
     let dir = fs.0.path().to_str().unwrap();
     let json = |args: &[&str]| {
-        let out = fsbench().arg("bonnie").args(["-d", dir, "-r", "0", "-u", "root", "--output-format", "json", "--no-progress"]).args(args).output().unwrap();
+        let out = fsbench()
+            .arg("bonnie")
+            .args(["-d", dir, "-r", "0", "-u", "root", "--output-format", "json", "--no-progress"])
+            .args(args)
+            .output()
+            .unwrap();
         assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
         let v: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(v["jobs"][0]["ops"].as_array().map(Vec::len), Some(0), "nothing ran: {}", v["jobs"][0]["ops"]);

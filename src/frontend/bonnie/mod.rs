@@ -402,7 +402,7 @@ fn finish(f: Flags, host: &HostFacts) -> Result<Invocation, BonnieError> {
 /// Half the machine's RAM: what fsbench lets one run's own tables take
 /// (None when /proc/meminfo could not be read).
 fn memory_budget(host: &HostFacts) -> Option<u64> {
-    (host.ram_mib > 0).then(|| (host.ram_mib << 20) / 2)
+    (host.ram_mib > 0).then_some((host.ram_mib << 20) / 2)
 }
 
 /// Each seeker holds a chunk of its own: together they must fit in memory.
@@ -475,7 +475,11 @@ fn file_tests(v: &str) -> Result<FileTests, BonnieError> {
     if num_k > MAX_FILES / 1024 {
         return Err(err(
             "-n",
-            format!("'{}': expected at most {} (×1024 files: fsbench's table of their names holds at most 4 GiB)", parts[0], MAX_FILES / 1024),
+            format!(
+                "'{}': expected at most {} (×1024 files: fsbench's table of their names holds at most 4 GiB)",
+                parts[0],
+                MAX_FILES / 1024
+            ),
         ));
     }
     let max = match field(1) {
