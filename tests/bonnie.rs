@@ -375,3 +375,19 @@ fn too_few_inodes_or_too_little_space_fail_the_run_before_anything_runs() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.starts_with("*** FAILED: job 'bonnie': the workload makes 1,025 files and directories"), "{text}");
 }
+
+#[test]
+fn many_seekers_with_few_seeks_all_open_the_file_before_any_finishes() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().to_str().unwrap();
+    // 1024 seekers share 100 tickets: most get none and end at once. Each
+    // ends by unlinking the file, so a seeker that opened it only then
+    // found it gone ("cannot open ... No such file") and failed the run.
+    for _ in 0..2 {
+        let text = stdout_ok(&run(&["-d", dir, "-s", "8:256:100:1024", "-f1", "-n", "0", "-r", "0", "-u", "root", "-q"]));
+        let f = csv_of(&text);
+        assert_eq!(&f[7..9], ["100", "1024"], "{text}");
+        assert_ne!(f[19], "", "the seek test has a figure: {text}");
+    }
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+}

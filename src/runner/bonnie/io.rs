@@ -29,7 +29,7 @@ use crate::runner::buffers::Buffers;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 /// The most bytes in one file. Bonnie++ 2.00a writes one file whatever
@@ -309,6 +309,10 @@ struct SeekShape<'a> {
     total_chunks: u64,
     per_file: u64,
     fsync_each: bool,
+    /// Seekers that have opened the file: no ticket goes out before every
+    /// one has, or the first to finish would unlink the file under the
+    /// last (Bonnie++ pauses 3 s for this).
+    opened: AtomicUsize,
 }
 
 /// Bonnie++ 2.00a's seek test as it makes it (strace shows it): `procs`
@@ -335,6 +339,7 @@ fn seeks(ctx: &mut Ctx, files: &mut DataFiles) -> Result<Option<Phase>, String> 
         total_chunks: (plan.size_bytes() / chunk).max(1),
         per_file: FILE_MAX / chunk,
         fsync_each: plan.fsync,
+        opened: AtomicUsize::new(0),
     };
     let stop = ctx.stop;
     let rand = &mut ctx.rand;
@@ -354,6 +359,10 @@ fn seeks(ctx: &mut Ctx, files: &mut DataFiles) -> Result<Option<Phase>, String> 
                     break;
                 }
             }
+        }
+        // Before the clock: every seeker started holds its descriptor.
+        while shape.opened.load(Ordering::Acquire) < handles.len() {
+            std::thread::sleep(std::time::Duration::from_micros(200));
         }
         // After a failed start only the end marks go: the seekers running end.
         let fed = feed(wr, rand, if spawn_error.is_some() { 0 } else { plan.seeks }, handles.len(), stop);
@@ -450,6 +459,7 @@ fn seeker(shape: &SeekShape, rd: libc::c_int, stop: &std::sync::atomic::AtomicBo
         }
         fds.push(fd);
     }
+    shape.opened.fetch_add(1, Ordering::Release);
     let mut started = None;
     let mut k = 0usize;
     loop {

@@ -18,7 +18,8 @@
 //! `-z` (or a `-Z` file's numbers), not glibc's rand(), so one seed gives
 //! another (equally distributed) sequence; the seekers (threads sharing one
 //! descriptor table and reading 4-byte tickets from one pipe, as 2.00a's
-//! do) start without Bonnie++'s 3-second pause.
+//! do) get their tickets as soon as every one has opened the file, not
+//! after Bonnie++'s 3-second pause.
 //!
 //! Only what the run created is removed, on success, on error and when
 //! stopped (the stop flag is read once per chunk and per file).
