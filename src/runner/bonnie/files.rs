@@ -104,6 +104,13 @@ impl Tree {
     }
 }
 
+/// Also when a test panics: the tree goes with the unwinding.
+impl Drop for Tree {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
 /// Bonnie++'s name for file `i`, appended to `text` with its NUL: the
 /// number first (sequential tests) or the random letters first (random
 /// tests).

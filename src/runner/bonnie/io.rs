@@ -96,6 +96,13 @@ impl DataFiles {
     }
 }
 
+/// Also when a test panics: the file goes with the unwinding.
+impl Drop for DataFiles {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
 /// fsync and close, as every test ends.
 fn sync_close(fd: libc::c_int, path: &std::path::Path) -> Result<(), String> {
     // SAFETY: fd is open and ours.
