@@ -7,14 +7,14 @@
 //! must agree.
 //!
 //! The tolerance comes from the spread measured on this 2-core shared VM
-//! (33 alternating pairs at load 2.3-10, -s 2048 -r 1024 and this test's
+//! (52 alternating pairs at load 1-10, -s 2048 -r 1024 and this test's
 //! -s 1024 -r 512, fsbench before and after the fix, bonnie++ 2.00a): one
-//! pair's block-write ratio fsbench / bonnie++ ranged 0.72-1.63, and the
-//! median over each set of 3-8 pairs 0.89-1.24 (rewrite 0.93-1.11); 2 of 36
-//! pairs were above 1.5. The test takes the median of five pairs and
+//! pair's block-write ratio fsbench / bonnie++ ranged 0.72-1.63, 2 of the
+//! 52 above 1.5, and the median over each set of 3-8 pairs 0.89-1.24
+//! (rewrite 0.93-1.11). The test takes the median of five pairs and
 //! accepts 1/1.5 to 1.5: wider than any set's median, narrower than the
-//! 1.81 the issue measured (three of five pairs beyond 1.5 by chance: about
-//! 10 × 0.06³, 0.2%).
+//! 1.81 the issue measured (three of five pairs beyond 1.5 by chance:
+//! about 10 × 0.04³, under 0.1%).
 //!
 //! The timed spans themselves are compared call by call under strace: each
 //! IO test's clock (getrusage) must start after its file is open and stop
