@@ -243,3 +243,151 @@ fn u_runs_the_tests_as_that_user() {
     assert!(stdout_ok(&run(&["-d", dir, "-s", "0", "-n", "1", "-r", "0", "-u", "nobody", "-q"])).starts_with("1.98,"));
     assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
 }
+
+/// Run `cmd`, killing it after `secs` (a hang is a failure, not a stuck
+/// test run).
+fn within(mut cmd: std::process::Command, secs: u64) -> std::process::Output {
+    let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > end {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!("still running after {secs} s; stderr: {}", String::from_utf8_lossy(&out.stderr));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn absurd_numbers_are_refused_before_anything_runs() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().to_str().unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("fsbench");
+    // Each was a panic spawning 100,000 threads, an abort on a 2.3 PB
+    // allocation, or a silent clamp.
+    for (args, flag, expect) in [
+        (vec!["-s", "64:8192:100:100000", "-n", "0", "-f"], "-s", "expected 1 to 1024 seeker processes"),
+        (vec!["-s", "64:8192:9999999999", "-n", "0", "-f"], "-s", "at most 2147483647"),
+        (vec!["-s", "0", "-n", "99999999999"], "-n", "expected at most 182361"),
+        (vec!["-s", "0", "-n", "1:0:0:5000"], "-n", "at most the number of files (1024)"),
+        (vec!["-s", "0", "-n", "1", "-x", "99999999999"], "-x", "1 to 2147483647"),
+        (vec!["-s", "8", "-n", "0", "-f100"], "-f", "at most the -s size (8 MiB)"),
+    ] {
+        let mut cmd = std::process::Command::new(&bin);
+        cmd.args(["bonnie", "-d", dir, "-r", "0", "-u", "root", "--no-progress"]).args(&args);
+        let out = within(cmd, 60);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(&format!("bonnie++ {flag}:")) && err.contains(expect), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0, "{args:?} left files");
+    }
+}
+
+#[test]
+fn a_seeker_that_cannot_start_fails_the_run_and_leaves_nothing() {
+    if !common::is_root() || !have("setpriv") || !have("prlimit") {
+        skip("needs root, setpriv and prlimit to run fsbench as nobody with a process limit");
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    for p in [d.path(), state.path()] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o777)).unwrap();
+    }
+    // Root is exempt from RLIMIT_NPROC; nobody with 40 tasks cannot start
+    // 200 seekers: a real failed thread start, not a simulated one.
+    let mut cmd = std::process::Command::new("setpriv");
+    cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", "prlimit", "--nproc=40"])
+        .arg(assert_cmd::cargo::cargo_bin("fsbench"))
+        .args(["bonnie", "-d", d.path().to_str().unwrap(), "-s", "8:8192:1000:200", "-n", "0", "-r", "0", "-f", "--no-progress"])
+        .env("FSBENCH_STATE_DIR", state.path());
+    let out = within(cmd, 120);
+    let (text, err) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    if out.status.code() == Some(126) || (err.contains("Permission denied") && !text.contains("FAILED")) {
+        skip("nobody cannot run the test binary here (its directory is closed to others)");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(1), "{text}\n{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(text.starts_with("*** FAILED: job 'bonnie': seeks: cannot start seeker "), "{text}");
+    assert!(err.contains("Resource temporarily unavailable"), "{err}");
+    // The tests before the seeks ran and are shown; the file is gone.
+    assert!(text.contains("\nput_block "), "{text}");
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0, "the IO file is removed");
+}
+
+/// A tmpfs of `size` with at most `inodes` inodes on a fresh directory,
+/// unmounted when dropped.
+struct SmallFs(tempfile::TempDir);
+
+impl SmallFs {
+    fn mount(size: &str, inodes: u32) -> Option<SmallFs> {
+        let d = tempfile::tempdir().ok()?;
+        let opts = format!("size={size},nr_inodes={inodes}");
+        let ok = std::process::Command::new("mount").args(["-t", "tmpfs", "-o", &opts, "tmpfs"]).arg(d.path()).status().ok()?.success();
+        ok.then_some(SmallFs(d))
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(self.0.path()).status();
+    }
+}
+
+#[test]
+fn too_few_inodes_or_too_little_space_fail_the_run_before_anything_runs() {
+    if !common::is_root() {
+        skip("needs root to mount a small tmpfs");
+        return;
+    }
+    // 300 inodes and 64 MiB: room for the 8 MiB IO file, not for 1024 files.
+    let Some(fs) = SmallFs::mount("64m", 300) else {
+        skip("cannot mount tmpfs");
+        return;
+    };
+    let dir = fs.0.path().to_str().unwrap();
+    let json = |args: &[&str]| {
+        let out = fsbench()
+            .arg("bonnie")
+            .args(["-d", dir, "-r", "0", "-u", "root", "--output-format", "json", "--no-progress"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["jobs"][0]["ops"].as_array().map(Vec::len), Some(0), "nothing ran: {}", v["jobs"][0]["ops"]);
+        assert_eq!(std::fs::read_dir(fs.0.path()).unwrap().count(), 0, "nothing was made");
+        v["failed"].as_str().unwrap_or_default().to_string()
+    };
+    let failed = json(&["-s", "8", "-f1", "-n", "1"]);
+    assert!(failed.contains("1,025 files and directories") && failed.contains("299 free inodes"), "{failed}");
+    assert!(!failed.contains("No space left"), "{failed}");
+    let failed = json(&["-s", "128", "-f1", "-n", "0"]);
+    assert!(failed.contains("needs about 128.0 MiB") && failed.contains(" free"), "{failed}");
+    // The text report says FAILED too.
+    let out = run(&["-d", dir, "-s", "0", "-n", "1", "-r", "0", "-u", "root"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("*** FAILED: job 'bonnie': the workload makes 1,025 files and directories"), "{text}");
+}
+
+#[test]
+fn many_seekers_with_few_seeks_all_open_the_file_before_any_finishes() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().to_str().unwrap();
+    // 1024 seekers share 100 tickets: most get none and end at once. Each
+    // ends by unlinking the file, so a seeker that opened it only then
+    // found it gone ("cannot open ... No such file") and failed the run.
+    for _ in 0..2 {
+        let text = stdout_ok(&run(&["-d", dir, "-s", "8:256:100:1024", "-f1", "-n", "0", "-r", "0", "-u", "root", "-q"]));
+        let f = csv_of(&text);
+        assert_eq!(&f[7..9], ["100", "1024"], "{text}");
+        assert_ne!(f[19], "", "the seek test has a figure: {text}");
+    }
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+}

@@ -41,12 +41,29 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+/// How much of a run a scenario, applied before it, reaches.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CacheScope {
+    /// The run starts in the scenario, and its reads meet the cache the
+    /// scenario left (the files were in place before it).
+    #[default]
+    WholeRun,
+    /// Applied before the run only, and not to its read passes: the run
+    /// writes, inside its measured span, what those passes then read
+    /// (IOzone, Bonnie++), so they find the pages the run itself left.
+    BeforeRunOnly,
+}
+
 /// What applying a scenario did, with the evidence.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct CacheReport {
     pub scenario: String,
-    /// The scenario took effect (checked, not assumed).
+    /// The scenario took effect before the run (checked, not assumed);
+    /// `scope` says whether that reaches the run's reads.
     pub applied: bool,
+    #[serde(default)]
+    pub scope: CacheScope,
     /// Why not, or what was seen.
     pub note: Option<String>,
     pub cached_before_bytes: u64,
@@ -266,6 +283,7 @@ pub fn apply_guarded(s: &CacheScenario, target: Option<&mut ActiveTarget>, files
     let report = CacheReport {
         scenario: s.label(),
         applied,
+        scope: CacheScope::WholeRun,
         note: if notes.is_empty() { None } else { Some(notes.join("; ")) },
         cached_before_bytes: before.cached,
         cached_after_bytes: after.cached,
@@ -274,6 +292,27 @@ pub fn apply_guarded(s: &CacheScenario, target: Option<&mut ActiveTarget>, files
         workload_pages: (!files.is_empty()).then(|| workload_pages(files)),
     };
     (report, guard)
+}
+
+impl CacheReport {
+    /// Record that the run reads what it writes itself (`reads`, said by
+    /// the workload's shape), so the scenario reached only the start of the
+    /// run; the warning to give, or None for `warm`, which claims nothing.
+    pub fn before_run_only(&mut self, reads: &str) -> Option<String> {
+        if self.scenario == CacheScenario::Warm.label() {
+            return None;
+        }
+        self.scope = CacheScope::BeforeRunOnly;
+        let why = format!(
+            "cache scenario '{}' applies before the run only, not to its read passes: {reads}, so they find the pages the run itself left in the page cache",
+            self.scenario
+        );
+        self.note = Some(match self.note.take() {
+            Some(n) => format!("{n}; {why}"),
+            None => why.clone(),
+        });
+        Some(why)
+    }
 }
 
 /// Whether no page of `files` is cached; if some are, a note saying how many.
@@ -366,6 +405,23 @@ fn pollute(size: u64, target: Option<&Path>) -> Result<CacheGuard, String> {
     }
     guard.file = Some(file);
     Ok(guard)
+}
+
+/// The memory-speed warning every family gives: `set` bytes of buffered
+/// data that fit in RAM can be served by the page cache. `holder` names
+/// the data ("buffered I/O over a working set of"), `why` says why the
+/// cache is not kept out of the measurement ("with the page cache not
+/// controlled"), `remedies` what measures the storage instead. None when
+/// the data does not fit in RAM (or /proc/meminfo cannot be read).
+pub fn memory_speed_warning(holder: &str, set: u64, why: &str, remedies: &str) -> Option<String> {
+    let ram = read_meminfo().total;
+    (set > 0 && ram > 0 && set < ram).then(|| {
+        format!(
+            "{holder} {}, which fits in RAM ({}), {why}: results may show memory speed; use {remedies}",
+            crate::units::bytes(set),
+            crate::units::bytes(ram)
+        )
+    })
 }
 
 /// Pages of `path` in the page cache and its size in pages (mincore over

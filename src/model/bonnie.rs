@@ -180,4 +180,17 @@ impl super::Shape for BonniePlan {
     fn allocates(&self) -> bool {
         true
     }
+    /// Its read tests read the file its write tests wrote, its stat tests
+    /// the files its create tests made, all in the same run (`-D` opens
+    /// only the writes' file with O_DIRECT).
+    fn reads_own_writes(&self) -> Option<String> {
+        if self.size_mib > 0 {
+            Some(
+                "Bonnie++'s read tests (getc, block read, seeks) read the file its write tests wrote moments before, in the same run"
+                    .into(),
+            )
+        } else {
+            self.files.as_ref().map(|_| "Bonnie++'s stat tests read the files its create tests made moments before, in the same run".into())
+        }
+    }
 }

@@ -314,6 +314,14 @@ impl super::Shape for IozonePlan {
     fn allocates(&self) -> bool {
         true
     }
+    /// Test 0 writes the file the read tests then read, in the same run;
+    /// only O_DIRECT (-I) or a remount before each test (-U) keeps those
+    /// reads off the pages it left.
+    fn reads_own_writes(&self) -> Option<String> {
+        let reads = self.tests.iter().any(|t| t.columns().iter().any(|c| !c.writes()));
+        (reads && !self.direct && self.remount.is_none())
+            .then(|| "IOzone's read passes read the file its write test (test 0) wrote moments before, in the same run".into())
+    }
 }
 
 #[cfg(test)]

@@ -48,6 +48,14 @@ pub trait Shape {
     fn leaves_data(&self) -> Option<PathBuf> {
         None
     }
+    /// The reads a cache scenario applied before the run cannot reach: the
+    /// run writes, inside its measured span, what they then read (IOzone's
+    /// read passes after its write pass, Bonnie++'s read tests after its
+    /// writes), so they find the pages the run itself left, whatever the
+    /// scenario did. None when every read meets the scenario.
+    fn reads_own_writes(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Declares the shapes: the `Workload` enum and its `Shape` dispatch.

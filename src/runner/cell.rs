@@ -41,17 +41,24 @@ pub fn run_cell(plan: &Plan, env: Environment, opts: &RunOptions) -> Result<Cell
     let Environment { cache: scenario, background, mut target, trace } = env;
     let opts = RunOptions { cache_controlled: scenario.is_some_and(|s| *s != CacheScenario::Warm), ..opts.clone() };
     let (mut cache_step, mut load, mut tracing) = (None, Ok(None), Ok(None));
+    let mut scope_warning = None;
     let result = execute(plan, &opts, &mut |files| {
         if let Some(s) = scenario {
             // The guard keeps a polluted scenario's file (and its cached
             // pages) for the length of the run.
-            let (report, guard) = cache::apply_guarded(s, target.as_deref_mut(), files);
+            let (mut report, guard) = cache::apply_guarded(s, target.as_deref_mut(), files);
             if !report.applied {
                 opts.events.warning(&format!(
                     "cache scenario '{}' did not take effect: {}",
                     s.label(),
                     report.note.as_deref().unwrap_or("no reason given")
                 ));
+            }
+            // A run that writes what it then reads (IOzone, Bonnie++) gets
+            // the scenario at its start only: say so rather than "applied".
+            scope_warning = plan.workload.shape().reads_own_writes().and_then(|reads| report.before_run_only(&reads));
+            if let Some(w) = &scope_warning {
+                opts.events.warning(w);
             }
             cache_step = Some((report, guard));
         }
@@ -86,6 +93,7 @@ pub fn run_cell(plan: &Plan, env: Environment, opts: &RunOptions) -> Result<Cell
         opts.events.warning(&format!("the background load failed during the run: {e}"));
     }
     let mut result = result?;
+    result.warnings.extend(scope_warning);
     if let Some(t) = traced? {
         let owners = Owners { background: bg_report.as_ref().map(|b| b.pid), ..Owners::this_process() };
         let written = result.jobs.iter().map(|j| j.issued().1 .1).sum();
@@ -102,7 +110,9 @@ pub fn run_cell(plan: &Plan, env: Environment, opts: &RunOptions) -> Result<Cell
         }
         result.trace = Some(report);
     }
-    if scenario.is_some() && cache_report.is_none() {
+    // A run that failed before its files were in place (refused for want of
+    // space or inodes) keeps its own reason.
+    if scenario.is_some() && cache_report.is_none() && result.failed.is_none() {
         return Err(RunError::Workload("the run ended before its cache scenario was applied".into()));
     }
     let device = target.as_ref().and_then(|t| t.info.device.clone());

@@ -937,7 +937,7 @@ pub(crate) fn run_plan(
     before_measure: &mut dyn FnMut(&[PathBuf]),
 ) -> Result<RunResult, RunError> {
     let started_unix = crate::runner::unix_now();
-    crate::environment::space::check(&space_needs(plan), opts.allow_fill)?;
+    crate::environment::space::check(&space_needs(plan), opts.allow_fill, "lower `set number` or `set size`")?;
     let _locks = lock_locations(plan)?;
     // Postmark builds its files inside the measured run: none exist before.
     before_measure(&[]);

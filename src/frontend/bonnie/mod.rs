@@ -26,6 +26,23 @@ const DEFAULT_SEEK_PROCS: u64 = 5;
 /// manual says 20).
 const DEFAULT_CHAR_MIB: u64 = 3;
 const MAX_CONCURRENCY: u32 = 200;
+/// Bonnie++ keeps its counts (seeks, runs, files, RAM) in a C int: past
+/// it a number means nothing to Bonnie++ either.
+const INT_MAX: u64 = i32::MAX as u64;
+/// The largest file Linux holds (a file offset is a signed 64-bit number),
+/// in MiB.
+const MAX_FILE_MIB: u64 = (i64::MAX as u64) >> 20;
+/// Seeker threads at most: more would measure the scheduler, not the seeks
+/// (Bonnie++'s default is 5).
+const MAX_SEEK_PROCS: u64 = 1024;
+/// Bytes fsbench holds per file of the file tests before they start: the
+/// name (up to 22 characters and its NUL) and its directory and offset in
+/// the name table; 8 more when the files get sizes.
+const NAME_BYTES: u64 = 23 + 8;
+/// The name table's offsets are 32-bit, so it holds at most 4 GiB of names.
+const MAX_FILES: u64 = u32::MAX as u64 / 23;
+/// Descriptors kept for fsbench itself besides one per `-n` directory.
+const SPARE_FDS: u64 = 64;
 
 /// What was wrong with the command line: the flag and what was expected.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,7 +76,10 @@ pub enum Invocation {
 
 /// The host facts the rules need, so tests can give their own.
 pub struct HostFacts {
+    /// The machine's RAM (MemTotal), whatever `-r` says: what it can hold.
     pub ram_mib: u64,
+    /// The descriptors this process may open (RLIMIT_NOFILE's soft limit).
+    pub open_files: u64,
     pub hostname: String,
     pub is_root: bool,
     pub pid: u32,
@@ -70,12 +90,29 @@ impl HostFacts {
     pub fn current() -> HostFacts {
         HostFacts {
             ram_mib: crate::host::meminfo::read_meminfo().total / (1024 * 1024),
+            open_files: open_files_limit(),
             hostname: crate::host::kernel::uname().0,
             is_root: crate::host::is_root(),
             pid: std::process::id(),
             now_unix: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
         }
     }
+}
+
+/// RLIMIT_NOFILE's soft limit (unlimited reads as u64::MAX).
+fn open_files_limit() -> u64 {
+    // SAFETY: getrlimit writes only into the live local struct.
+    let mut r: libc::rlimit = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } != 0 {
+        return 1024;
+    }
+    r.rlim_cur
+}
+
+/// Bytes as the messages say them.
+fn mib_text(bytes: u64) -> String {
+    crate::units::bytes(bytes)
 }
 
 /// A number with Bonnie++'s suffixes: `k` ×1024 (chunk sizes), `g` ×1024 and
@@ -156,8 +193,8 @@ pub fn parse(args: &[String], host: &HostFacts) -> Result<Invocation, BonnieErro
             "-x" => {
                 let v = w.value(flag).map_err(from)?;
                 let n = number(flag, &v, "a number of runs (at least 1)", "")?;
-                if n == 0 || n > u32::MAX as u64 {
-                    return Err(err(flag, format!("'{v}': expected a number of runs (at least 1)")));
+                if n == 0 || n > INT_MAX {
+                    return Err(err(flag, format!("'{v}': expected a number of runs, 1 to {INT_MAX}")));
                 }
                 f.runs = Some(n as u32);
             }
@@ -218,6 +255,9 @@ fn finish(f: Flags, host: &HostFacts) -> Result<Invocation, BonnieError> {
         None => host.ram_mib,
         Some(v) => {
             let n = number("-r", v, "the RAM size in MiB (0 turns the checks off; g and t suffixes allowed)", "mgt")?;
+            if n > INT_MAX {
+                return Err(err("-r", format!("'{v}': expected the RAM size in MiB, at most {INT_MAX} (Bonnie++ holds it in an int)")));
+            }
             if v.trim().ends_with(['g', 'G', 't', 'T']) {
                 let digits = v.trim().trim_end_matches(char::is_alphabetic);
                 notes.push(format!("-r {v}: fsbench reads this as {n} MiB; Bonnie++ 2.00a ignores the suffix and would take {digits} MiB"));
@@ -244,6 +284,9 @@ fn finish(f: Flags, host: &HostFacts) -> Result<Invocation, BonnieError> {
                 return Err(err("-s", format!("'{v}': expected size[:chunk[:seeks[:procs]]]")));
             }
             let size = number("-s", parts[0], "a size in MiB (g and t suffixes allowed), 0 to skip the IO tests", "mgt")?;
+            if size > MAX_FILE_MIB {
+                return Err(err("-s", format!("size '{}': expected at most {MAX_FILE_MIB} MiB (the largest file Linux holds)", parts[0])));
+            }
             let chunk = match parts.get(1).filter(|p| !p.is_empty()) {
                 None => DEFAULT_CHUNK,
                 Some(c) => {
@@ -256,14 +299,23 @@ fn finish(f: Flags, host: &HostFacts) -> Result<Invocation, BonnieError> {
             };
             let seeks = match parts.get(2).filter(|p| !p.is_empty()) {
                 None => DEFAULT_SEEKS,
-                Some(c) => number("-s", c, "a number of seeks", "k")?,
+                Some(c) => {
+                    let n = number("-s", c, "a number of seeks", "k")?;
+                    if n > INT_MAX {
+                        return Err(err("-s", format!("seeks '{c}': expected at most {INT_MAX} (Bonnie++ counts them in an int)")));
+                    }
+                    n
+                }
             };
             let procs = match parts.get(3).filter(|p| !p.is_empty()) {
                 None => DEFAULT_SEEK_PROCS,
                 Some(c) => {
                     let n = number("-s", c, "a number of seeker processes (at least 1)", "")?;
-                    if n == 0 {
-                        return Err(err("-s", format!("seekers '{c}': expected a number of seeker processes (at least 1)")));
+                    if !(1..=MAX_SEEK_PROCS).contains(&n) {
+                        return Err(err(
+                            "-s",
+                            format!("seekers '{c}': expected 1 to {MAX_SEEK_PROCS} seeker processes (each is a thread of fsbench; Bonnie++'s default is 5)"),
+                        ));
                     }
                     n
                 }
@@ -281,6 +333,21 @@ fn finish(f: Flags, host: &HostFacts) -> Result<Invocation, BonnieError> {
             ),
         ));
     }
+
+    if size_mib > 0 {
+        check_seek_memory(seek_procs, chunk, host)?;
+    }
+    let char_mib = match f.fast {
+        None => Some(DEFAULT_CHAR_MIB),
+        Some(None) => None,
+        Some(Some(n)) if size_mib > 0 && n > size_mib => {
+            return Err(err(
+                "-f",
+                format!("-f{n}: expected at most the -s size ({size_mib} MiB): the per-character tests write and read within the file"),
+            ))
+        }
+        Some(Some(n)) => Some(n),
+    };
 
     let files = match f.files.as_deref() {
         None => Some(file_tests("16")?),
@@ -302,6 +369,10 @@ fn finish(f: Flags, host: &HostFacts) -> Result<Invocation, BonnieError> {
         }
     }
 
+    if let Some(t) = &files {
+        check_file_tests_fit(t, host)?;
+    }
+
     let seed = f.seed.unwrap_or(Seed::Number((host.pid as u64 ^ host.now_unix) as u32));
     let plan = BonniePlan {
         dir: f.dir.unwrap_or_else(|| PathBuf::from(".")),
@@ -310,11 +381,7 @@ fn finish(f: Flags, host: &HostFacts) -> Result<Invocation, BonnieError> {
         seeks,
         seek_procs,
         size_text,
-        char_mib: match f.fast {
-            None => Some(DEFAULT_CHAR_MIB),
-            Some(None) => None,
-            Some(Some(n)) => Some(n),
-        },
+        char_mib,
         files,
         ram_mib,
         fsync: f.fsync,
@@ -330,6 +397,62 @@ fn finish(f: Flags, host: &HostFacts) -> Result<Invocation, BonnieError> {
         runs: f.runs.unwrap_or(1),
     };
     Ok(Invocation::Run { plan, notes })
+}
+
+/// Half the machine's RAM: what fsbench lets one run's own tables take
+/// (None when /proc/meminfo could not be read).
+fn memory_budget(host: &HostFacts) -> Option<u64> {
+    (host.ram_mib > 0).then_some((host.ram_mib << 20) / 2)
+}
+
+/// Each seeker holds a chunk of its own: together they must fit in memory.
+fn check_seek_memory(procs: u64, chunk: u64, host: &HostFacts) -> Result<(), BonnieError> {
+    let Some(budget) = memory_budget(host) else { return Ok(()) };
+    if procs * chunk > budget {
+        return Err(err(
+            "-s",
+            format!(
+                "{procs} seekers with a {chunk}-byte chunk each hold {}: expected at most {} on this machine ({} of RAM); use fewer seekers or a smaller chunk",
+                mib_text(procs * chunk),
+                mib_text(budget),
+                mib_text(host.ram_mib << 20)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The file tests' names are drawn before they start and held in memory;
+/// each directory is held open. Both must fit on this machine.
+fn check_file_tests_fit(t: &FileTests, host: &HostFacts) -> Result<(), BonnieError> {
+    let per_file = NAME_BYTES + if t.kind == FileKind::Files && t.max_size > 0 { 8 } else { 0 };
+    if let Some(budget) = memory_budget(host) {
+        let need = t.count() * per_file;
+        if need > budget {
+            return Err(err(
+                "-n",
+                format!(
+                    "{}: {} files need {} for their names before the tests start: expected at most {} (×1024 files) on this machine ({} of RAM)",
+                    t.num_k,
+                    t.count(),
+                    mib_text(need),
+                    budget / per_file / 1024,
+                    mib_text(host.ram_mib << 20)
+                ),
+            ));
+        }
+    }
+    let fds = host.open_files.saturating_sub(SPARE_FDS);
+    if t.dirs > fds {
+        return Err(err(
+            "-n",
+            format!(
+                "{} directories: expected at most {fds}: fsbench holds each open and this process may open {} files (ulimit -n)",
+                t.dirs, host.open_files
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The size as Bonnie++ labels it: `300M`, `2G` (whole GiB).
@@ -349,6 +472,16 @@ fn file_tests(v: &str) -> Result<FileTests, BonnieError> {
     }
     let field = |i: usize| parts.get(i).copied().filter(|p| !p.is_empty());
     let num_k = number("-n", parts[0], "a number of files in units of 1024 (0 skips the file tests)", "")?;
+    if num_k > MAX_FILES / 1024 {
+        return Err(err(
+            "-n",
+            format!(
+                "'{}': expected at most {} (×1024 files: fsbench's table of their names holds at most 4 GiB)",
+                parts[0],
+                MAX_FILES / 1024
+            ),
+        ));
+    }
     let max = match field(1) {
         None => 0,
         Some(m) => signed("-n", m, "a maximum file size in bytes, -1 (hard links) or -2 (symbolic links)")?,
@@ -375,6 +508,9 @@ fn file_tests(v: &str) -> Result<FileTests, BonnieError> {
             let n = number("-n", d, "a number of directories (at least 1)", "")?;
             if n == 0 {
                 return Err(err("-n", format!("directories '{d}': expected at least 1")));
+            }
+            if num_k > 0 && n > num_k * 1024 {
+                return Err(err("-n", format!("directories '{d}': expected at most the number of files ({})", num_k * 1024)));
             }
             n
         }

@@ -2,7 +2,7 @@ use super::*;
 use crate::model::bonnie::FileKind;
 
 fn host() -> HostFacts {
-    HostFacts { ram_mib: 1024, hostname: "box".into(), is_root: true, pid: 77, now_unix: 1000 }
+    HostFacts { ram_mib: 1024, open_files: 1024, hostname: "box".into(), is_root: true, pid: 77, now_unix: 1000 }
 }
 
 fn words(s: &str) -> Vec<String> {
@@ -101,4 +101,32 @@ fn one_semaphore_flag_is_its_own_invocation() {
     assert_eq!(parse(&words("-u root -p 3"), &host()).unwrap(), Invocation::Semaphores(3));
     assert_eq!(parse(&words("-u root -p -1"), &host()).unwrap(), Invocation::Semaphores(-1));
     assert_eq!(error("-u root -p 0").flag, "-p");
+}
+
+#[test]
+fn every_number_is_bounded_by_its_meaning_and_the_machine() {
+    // (command line, flag, words the message must hold)
+    for (line, flag, says) in [
+        ("-u root -r 0 -s 64:8192:100:100000", "-s", "1 to 1024 seeker processes"),
+        ("-u root -r 0 -s 64:8192:100:0", "-s", "1 to 1024 seeker processes"),
+        ("-u root -r 0 -s 64:8192:3000000000", "-s", "at most 2147483647"),
+        ("-u root -r 0 -s 9000000000000000000", "-s", "largest file"),
+        ("-u root -r 0 -s 64:1024k:100:1024", "-s", "1024 seekers with a 1048576-byte chunk each"),
+        ("-u root -r 0 -s 0 -n 99999999999", "-n", "at most 182361"),
+        ("-u root -r 0 -s 0 -n 100000", "-n", "on this machine"),
+        ("-u root -r 0 -s 0 -n 1:0:0:2000", "-n", "at most the number of files (1024)"),
+        ("-u root -r 0 -s 0 -n 2:0:0:2000", "-n", "ulimit -n"),
+        ("-u root -r 3000000000 -s 0", "-r", "at most 2147483647"),
+        ("-u root -r 0 -x 3000000000", "-x", "1 to 2147483647"),
+        ("-u root -r 0 -s 64 -f100", "-f", "at most the -s size (64 MiB)"),
+    ] {
+        let e = error(line);
+        assert_eq!(e.flag, flag, "{line}: {e}");
+        assert!(e.message.contains(says), "{line}: {e}");
+    }
+    // At the bounds, accepted.
+    let p = plan("-u root -r 0 -s 64:8192:2147483647:1024 -n 1:0:0:960 -f64 -x 2147483647");
+    assert_eq!((p.seeks, p.seek_procs, p.files.unwrap().dirs, p.char_mib, p.runs), (2147483647, 1024, 960, Some(64), 2147483647));
+    // -f beyond a skipped IO test is harmless: nothing reads it.
+    assert_eq!(plan("-u root -r 0 -s 0 -f100").char_mib, Some(100));
 }

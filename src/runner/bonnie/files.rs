@@ -32,6 +32,14 @@ fn last_os() -> std::io::Error {
     std::io::Error::last_os_error()
 }
 
+/// A create's error, saying "inodes" when ENOSPC came from running out of
+/// them rather than of blocks (the kernel says "No space left" for both).
+fn create_error(what: &str, n: &CStr, top: &std::path::Path) -> String {
+    let e = last_os();
+    let inodes = e.raw_os_error() == Some(libc::ENOSPC) && crate::environment::space::out_of_inodes(top);
+    format!("{what} {}: {e}{}", n.to_string_lossy(), if inodes { " (the file system has no free inodes left)" } else { "" })
+}
+
 /// The test directory and its subdirectories, open, and what was made.
 struct Tree {
     top: std::path::PathBuf,
@@ -98,6 +106,13 @@ impl Tree {
                 eprintln!("fsbench bonnie: {e}");
             }
         }
+    }
+}
+
+/// Also when a test panics: the tree goes with the unwinding.
+impl Drop for Tree {
+    fn drop(&mut self) {
+        self.remove();
     }
 }
 
@@ -255,18 +270,18 @@ fn create_one(ctx: &Ctx, t: &FileTests, tree: &Tree, dfd: libc::c_int, n: &CStr,
         match (t.kind, &tree.link_target) {
             (FileKind::HardLinks, Some(target)) => {
                 if libc::linkat(libc::AT_FDCWD, target.as_ptr(), dfd, n.as_ptr(), 0) != 0 {
-                    return Err(format!("link {}: {}", n.to_string_lossy(), last_os()));
+                    return Err(create_error("link", n, &tree.top));
                 }
             }
             (FileKind::SymLinks, Some(target)) => {
                 if libc::symlinkat(target.as_ptr(), dfd, n.as_ptr()) != 0 {
-                    return Err(format!("symlink {}: {}", n.to_string_lossy(), last_os()));
+                    return Err(create_error("symlink", n, &tree.top));
                 }
             }
             _ => {
                 let fd = libc::openat(dfd, n.as_ptr(), libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC, 0o600);
                 if fd < 0 {
-                    return Err(format!("create {}: {}", n.to_string_lossy(), last_os()));
+                    return Err(create_error("create", n, &tree.top));
                 }
                 let mut left = size as usize;
                 while left > 0 {

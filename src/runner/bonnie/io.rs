@@ -14,9 +14,12 @@
 //!   ticket divisible by 10 also changes a byte, seeks back and writes the
 //!   chunk (fsync(2) after it with `-b`).
 //!
-//! Every test ends with fsync(2) and close(2) inside its time, as in
-//! Bonnie++; the seekers also unlink(2) the file, so the seek test's time
-//! includes freeing it, as Bonnie++'s does. A byte test's operation is its
+//! Every test's clock starts once its file is open and stops after the
+//! fsync(2) and close(2) that end it, as Bonnie++ 2.00a's does (strace: its
+//! getrusage follows the open and the close), so put_block's time leaves
+//! out the unlink of putc's file and the create; the seekers also unlink(2)
+//! the file, so the seek test's time includes freeing it, as Bonnie++'s
+//! does. A byte test's operation is its
 //! chunk of one-byte calls; a block test's, one chunk; a seek's, the
 //! lseek, read (and update).
 
@@ -27,7 +30,7 @@ use crate::runner::buffers::Buffers;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 /// The most bytes in one file. Bonnie++ 2.00a writes one file whatever
@@ -112,6 +115,13 @@ impl DataFiles {
     }
 }
 
+/// Also when a test panics: the file goes with the unwinding.
+impl Drop for DataFiles {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
 /// fsync and close, as every test ends.
 fn sync_close(fd: libc::c_int, path: &std::path::Path) -> Result<(), String> {
     // SAFETY: fd is open and ours.
@@ -184,7 +194,7 @@ fn tests(ctx: &mut Ctx, files: &mut DataFiles, phases: &mut Vec<Phase>) -> Resul
 /// in order, timed per chunk of calls. None when stopped.
 fn bytewise(ctx: &Ctx, files: &mut DataFiles, total: u64, write: bool, direct: libc::c_int) -> Result<Option<Phase>, String> {
     let chunk = ctx.plan.chunk;
-    let mut t = Timer::start(if write { Test::Putc } else { Test::Getc });
+    let mut timer = None;
     let mut left = total;
     let mut byte = [0u8; 1];
     for i in 0..files.paths.len() {
@@ -192,6 +202,7 @@ fn bytewise(ctx: &Ctx, files: &mut DataFiles, total: u64, write: bool, direct: l
             break;
         }
         let fd = if write { files.open(i, libc::O_RDWR | direct, true)? } else { files.open(i, libc::O_RDWR, false)? };
+        let t = timer.get_or_insert_with(|| Timer::start(if write { Test::Putc } else { Test::Getc }));
         let here = left.min(files.sizes[i]);
         let mut done = 0;
         while done < here {
@@ -225,7 +236,7 @@ fn bytewise(ctx: &Ctx, files: &mut DataFiles, total: u64, write: bool, direct: l
         sync_close(fd, &files.paths[i])?;
         left -= here;
     }
-    Ok(Some(t.finish(total / 1024)))
+    Ok(timer.map(|t| t.finish(total / 1024)))
 }
 
 /// A block test: every chunk of every piece in order, `step` doing the
@@ -239,9 +250,10 @@ fn blocks(
     mut step: impl FnMut(libc::c_int, &mut [u8], u64, &std::path::Path) -> Result<(), String>,
 ) -> Result<Option<Phase>, String> {
     let chunk = buf.len() as u64;
-    let mut t = Timer::start(test);
+    let mut timer = None;
     for i in 0..files.paths.len() {
         let fd = files.open(i, flags, create)?;
+        let t = timer.get_or_insert_with(|| Timer::start(test));
         let path = files.paths[i].clone();
         for c in 0..files.sizes[i] / chunk {
             let r = if ctx.stopped() {
@@ -261,7 +273,7 @@ fn blocks(
         }
         sync_close(fd, &path)?;
     }
-    Ok(Some(t.finish(ctx.plan.size_bytes() / 1024)))
+    Ok(timer.map(|t| t.finish(ctx.plan.size_bytes() / 1024)))
 }
 
 /// Bytes of `buf` written at the descriptor's position: the whole chunk.
@@ -323,6 +335,10 @@ struct SeekShape<'a> {
     total_chunks: u64,
     per_file: u64,
     fsync_each: bool,
+    /// Seekers that have opened the file: no ticket goes out before every
+    /// one has, or the first to finish would unlink the file under the
+    /// last (Bonnie++ pauses 3 s for this).
+    opened: AtomicUsize,
 }
 
 /// Bonnie++ 2.00a's seek test as it makes it (strace shows it): `procs`
@@ -330,19 +346,13 @@ struct SeekShape<'a> {
 /// the shared table, take 4-byte rand() tickets from one pipe, one read(2)
 /// per seek, which the main thread fills and ends with one end mark per
 /// seeker. Each seeker's clock starts at its first ticket; the test spans
-/// the earliest start to the latest end.
+/// the earliest start to the latest end. A seeker that cannot start fails
+/// the test: the ones already running get their end marks and are joined
+/// first, so the file's removal finds no one using it.
 fn seeks(ctx: &mut Ctx, files: &mut DataFiles) -> Result<Option<Phase>, String> {
     let plan = ctx.plan;
     let chunk = plan.chunk;
     let procs = plan.seek_procs as usize;
-    // Drawn before the clock starts; written as the pipe takes them.
-    let mut tickets: Vec<u8> = Vec::with_capacity((plan.seeks as usize + procs) * 4);
-    for _ in 0..plan.seeks {
-        tickets.extend_from_slice(&(ctx.rand.next()).to_ne_bytes());
-    }
-    for _ in 0..procs {
-        tickets.extend_from_slice(&END.to_ne_bytes());
-    }
     let mut fds = [0 as libc::c_int; 2];
     // SAFETY: fds has room for the two descriptors pipe2 writes.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
@@ -355,21 +365,35 @@ fn seeks(ctx: &mut Ctx, files: &mut DataFiles) -> Result<Option<Phase>, String> 
         total_chunks: (plan.size_bytes() / chunk).max(1),
         per_file: FILE_MAX / chunk,
         fsync_each: plan.fsync,
+        opened: AtomicUsize::new(0),
     };
     let stop = ctx.stop;
+    let rand = &mut ctx.rand;
     let mut timer = Timer::start(Test::Seeks);
     let (seekers, fed): (Vec<Seeker>, Result<(), String>) = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..procs)
-            .map(|_| {
-                s.spawn(|| {
-                    crate::runner::workers::note_this_thread();
-                    seeker(&shape, rd, stop)
-                })
-            })
-            .collect();
-        let fed = feed(wr, &tickets, procs, stop);
+        let mut handles = Vec::with_capacity(procs);
+        let mut spawn_error = None;
+        for i in 0..procs {
+            let started = std::thread::Builder::new().name(format!("fsb-seeker-{i}")).spawn_scoped(s, || {
+                crate::runner::workers::note_this_thread();
+                seeker(&shape, rd, stop)
+            });
+            match started {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    spawn_error = Some(format!("seeks: cannot start seeker {} of {procs}: {e}", i + 1));
+                    break;
+                }
+            }
+        }
+        // Before the clock: every seeker started holds its descriptor.
+        while shape.opened.load(Ordering::Acquire) < handles.len() {
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
+        // After a failed start only the end marks go: the seekers running end.
+        let fed = feed(wr, rand, if spawn_error.is_some() { 0 } else { plan.seeks }, handles.len(), stop);
         let done = handles.into_iter().map(|h| h.join().unwrap_or_else(|_| panic!("a seeker thread panicked"))).collect();
-        (done, fed)
+        (done, spawn_error.map_or(fed, Err))
     });
     // SAFETY: our own descriptors, closed once, after every seeker ended.
     unsafe {
@@ -394,20 +418,46 @@ fn seeks(ctx: &mut Ctx, files: &mut DataFiles) -> Result<Option<Phase>, String> 
     Ok(Some(phase))
 }
 
-/// Write the tickets into the pipe (blocking while it is full); when
-/// stopped, only the end marks, so every seeker ends.
-fn feed(wr: libc::c_int, tickets: &[u8], procs: usize, stop: &std::sync::atomic::AtomicBool) -> Result<(), String> {
-    let ends = tickets.len() - procs * 4;
-    let mut at = 0;
-    while at < tickets.len() {
-        if stop.load(Ordering::Relaxed) && at < ends {
-            at = ends;
+/// Tickets drawn and written at a time: a pipe's default capacity, so the
+/// seekers always have the next batch waiting while this one is drawn, and
+/// the run holds 64 KiB of tickets however many seeks it makes.
+const TICKET_BATCH: usize = 16 * 1024;
+
+/// Draw `seeks` tickets and write them into the pipe (blocking while it is
+/// full), the last batch followed by one end mark per seeker (so up to a
+/// batch of seeks is one write, as Bonnie++ makes it); when stopped, only
+/// the end marks, so every seeker ends.
+fn feed(wr: libc::c_int, rand: &mut super::Rand, seeks: u64, procs: usize, stop: &std::sync::atomic::AtomicBool) -> Result<(), String> {
+    let mut batch: Vec<u8> = Vec::with_capacity((TICKET_BATCH + procs) * 4);
+    let mut left = seeks;
+    while left > 0 && !stop.load(Ordering::Relaxed) {
+        batch.clear();
+        let n = left.min(TICKET_BATCH as u64);
+        for _ in 0..n {
+            batch.extend_from_slice(&rand.next().to_ne_bytes());
         }
-        // All of them in one call, as Bonnie++ does: the kernel copies a
-        // page at a time (whole tickets) and waits for room in between.
-        let n = tickets.len() - at;
-        // SAFETY: n bytes of our own buffer; wr is the pipe's write end.
-        let r = unsafe { libc::write(wr, tickets[at..].as_ptr() as *const libc::c_void, n) };
+        left -= n;
+        if left > 0 {
+            write_all(wr, &batch, stop)?;
+        }
+    }
+    if stop.load(Ordering::Relaxed) {
+        batch.clear();
+    }
+    for _ in 0..procs {
+        batch.extend_from_slice(&END.to_ne_bytes());
+    }
+    write_all(wr, &batch, &std::sync::atomic::AtomicBool::new(false))
+}
+
+/// All of `bytes` into the pipe, in as few calls as it takes (the kernel
+/// copies a page at a time, whole tickets, and waits for room in between);
+/// the rest is dropped once `stop` is set.
+fn write_all(wr: libc::c_int, bytes: &[u8], stop: &std::sync::atomic::AtomicBool) -> Result<(), String> {
+    let mut at = 0;
+    while at < bytes.len() && !stop.load(Ordering::Relaxed) {
+        // SAFETY: the rest of our own buffer; wr is the pipe's write end.
+        let r = unsafe { libc::write(wr, bytes[at..].as_ptr() as *const libc::c_void, bytes.len() - at) };
         if r < 0 {
             if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
                 continue;
@@ -435,6 +485,7 @@ fn seeker(shape: &SeekShape, rd: libc::c_int, stop: &std::sync::atomic::AtomicBo
         }
         fds.push(fd);
     }
+    shape.opened.fetch_add(1, Ordering::Release);
     let mut started = None;
     let mut k = 0usize;
     loop {

@@ -18,7 +18,8 @@
 //! `-z` (or a `-Z` file's numbers), not glibc's rand(), so one seed gives
 //! another (equally distributed) sequence; the seekers (threads sharing one
 //! descriptor table and reading 4-byte tickets from one pipe, as 2.00a's
-//! do) start without Bonnie++'s 3-second pause.
+//! do) get their tickets as soon as every one has opened the file, not
+//! after Bonnie++'s 3-second pause.
 //!
 //! Only what the run created is removed, on success, on error and when
 //! stopped (the stop flag is read once per chunk and per file, and every
@@ -32,11 +33,13 @@ mod io;
 #[cfg(test)]
 mod tests;
 
+use crate::environment::space::Need;
 use crate::measure::usage::UsageMark;
+use crate::model::bonnie::FileKind;
 use crate::model::bonnie::{BonniePlan, Seed, SyncMode, Test};
 use crate::result::bonnie::{BonnieDetails, PhaseFigure};
-use crate::result::{Headline, JobResult, OpClass, OpStats, RunResult};
-use crate::runner::events::{Expected, Meter};
+use crate::result::{GroupResult, Headline, JobResult, OpClass, OpStats, RunResult};
+use crate::runner::events::{Expected, Meter, Warnings};
 use crate::runner::rng::Rng;
 use crate::runner::window::Window;
 use crate::runner::{RunError, RunOptions};
@@ -261,15 +264,35 @@ fn headline(phases: &[PhaseFigure]) -> Vec<Headline> {
     h
 }
 
-/// The IO file's and the file tests' space: the file, and the files' mean size.
-fn space_needs(plan: &BonniePlan) -> Vec<crate::environment::space::Need> {
-    let files = plan.files.as_ref().map(|t| t.count() * (t.min_size + t.max_size) / 2).unwrap_or(0);
-    vec![crate::environment::space::Need::new_in(&plan.dir, plan.size_bytes().max(files))]
+/// What the run takes on the file system at most: the IO test's file, or
+/// the file tests' files (the IO file is gone by then), with their inodes:
+/// a file each (hard links share the one they point to), a directory each
+/// beyond the first, and `Bonnie.<pid>` itself.
+fn space_needs(plan: &BonniePlan) -> Vec<Need> {
+    let io = if plan.size_mib > 0 { (plan.size_bytes(), 1) } else { (0, 0) };
+    let files = plan.files.as_ref().map_or((0, 0), |t| {
+        let mean = (t.min_size as u128 + t.max_size as u128) / 2;
+        let bytes = u64::try_from(t.count() as u128 * mean).unwrap_or(u64::MAX);
+        let entries = if t.kind == FileKind::HardLinks { 1 } else { t.count() };
+        let dirs = if t.dirs > 1 { t.dirs } else { 0 };
+        (bytes, entries + dirs + 1)
+    });
+    vec![Need::new_in(&plan.dir, io.0.max(files.0)).with_inodes(io.1.max(files.1))]
+}
+
+/// Bytes the tests move, for the progress display: three passes over the
+/// file, two of the per-character part.
+fn expected_bytes(plan: &BonniePlan) -> u64 {
+    let chars = plan.char_mib.unwrap_or(0).min(plan.size_mib) << 20;
+    plan.size_bytes().saturating_mul(3).saturating_add(chars * 2)
 }
 
 /// Run the plan as fsbench runs every shape: inside a measured window with
 /// its CPU, process I/O and device counters, and the result in the common
-/// envelope (Bonnie++'s figures in `details`).
+/// envelope (Bonnie++'s figures in `details`). Once the directory is known
+/// to be one, every failure (too little space or too few inodes, found
+/// before anything is made; a thread that cannot start; an error in a test)
+/// is the run's: recorded failed, with what ran.
 pub(crate) fn run_plan(
     plan: &BonniePlan,
     opts: &RunOptions,
@@ -291,11 +314,17 @@ pub(crate) fn run_plan(
         )
         .into());
     }
-    crate::environment::space::check(&space_needs(plan), opts.allow_fill)?;
-    before_measure(&[]);
     let dirs = vec![plan.dir.clone()];
-    let total_kib = plan.size_mib * 1024 * 3 + plan.char_mib.unwrap_or(0) * 1024 * 2;
-    let window = Window::open(opts, "bonnie", &Expected { bytes: total_kib * 1024, ..Default::default() }, &dirs);
+    if let Err(e) = crate::environment::space::check(&space_needs(plan), opts.allow_fill, "reduce -s or -n") {
+        let refused = Outcome { phases: Vec::new(), partial: false, error: Some(e) };
+        return result(plan, opts, layout, started_unix, refused, GroupResult::default(), (&dirs, Vec::new()));
+    }
+    let mut warnings = Warnings::new(&*opts.events);
+    if let Some(w) = cache_warning(plan) {
+        warnings.warn(w);
+    }
+    before_measure(&[]);
+    let window = Window::open(opts, "bonnie", &Expected { bytes: expected_bytes(plan), ..Default::default() }, &dirs);
     let (stop, p2, meter) = (opts.stop.clone(), plan.clone(), window.meter.clone());
     let outcome = std::thread::Builder::new()
         .name("fsb-bonnie".into())
@@ -303,15 +332,40 @@ pub(crate) fn run_plan(
             crate::runner::workers::note_this_thread();
             run_tests(&p2, &stop, &meter)
         })
-        .map(|h| h.join().map_err(|_| "the Bonnie++ thread panicked".to_string()))
-        .map_err(|e| format!("cannot start the Bonnie++ thread: {e}"));
+        .map_err(|e| format!("cannot start the Bonnie++ thread: {e}"))
+        .and_then(|h| h.join().map_err(|_| "the Bonnie++ thread panicked".to_string()));
     let group = window.close(opts);
-    let outcome = outcome??;
-    if let Some(e) = &outcome.error {
-        if outcome.phases.is_empty() {
-            return Err(RunError::Workload(e.clone()));
-        }
+    let outcome = outcome.unwrap_or_else(|e| Outcome { phases: Vec::new(), partial: false, error: Some(e) });
+    result(plan, opts, layout, started_unix, outcome, group, (&dirs, warnings.list))
+}
+
+/// The IO tests are buffered: a file that fits in RAM is read back from the
+/// page cache right after it is written, whatever was done before the run
+/// (`--cache` included). Bonnie++'s own answer is its size rule.
+fn cache_warning(plan: &BonniePlan) -> Option<String> {
+    if plan.size_mib == 0 {
+        return None;
     }
+    crate::environment::cache::memory_speed_warning(
+        "Bonnie++'s file holds",
+        plan.size_bytes(),
+        "and its read tests (getc, block read, seeks) read it right after its write tests wrote it, from the page cache, whatever a --cache scenario did before the run",
+        "-s of at least twice the RAM, Bonnie++'s own rule (its default; -r lowers the RAM it checks against). \
+         -D does not help: 2.00a opens only the writes' file with O_DIRECT and reopens it without to read; nor does -b, which adds fsyncs to the seeks' updates and the file tests only",
+    )
+}
+
+/// The run's result in the common envelope: one job with every test that
+/// ran, failed when `outcome` has an error.
+fn result(
+    plan: &BonniePlan,
+    opts: &RunOptions,
+    layout: &str,
+    started_unix: u64,
+    outcome: Outcome,
+    group: GroupResult,
+    (dirs, warnings): (&[PathBuf], Vec<String>),
+) -> Result<RunResult, RunError> {
     let elapsed_ns = group.elapsed_ns;
     let figures: Vec<PhaseFigure> = outcome.phases.iter().map(|p| p.figure.clone()).collect();
     let details = BonnieDetails {
@@ -337,5 +391,5 @@ pub(crate) fn run_plan(
         headline: headline(&figures),
         details: Some(serde_json::to_value(&details).map_err(|e| e.to_string())?),
     };
-    Ok(crate::runner::envelope(opts, layout, started_unix, vec![job], vec![group], &dirs, Vec::new(), outcome.partial))
+    Ok(crate::runner::envelope(opts, layout, started_unix, vec![job], vec![group], dirs, warnings, outcome.partial))
 }

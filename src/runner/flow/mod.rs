@@ -127,7 +127,7 @@ pub(crate) fn run_with(
 ) -> Result<RunResult, RunError> {
     let started_unix = crate::runner::unix_now();
     let prog = program::build(plan)?;
-    crate::environment::space::check(&fileset::space_needs(plan), opts.allow_fill)?;
+    crate::environment::space::check(&fileset::space_needs(plan), opts.allow_fill, "reduce the filesets' entries or file sizes")?;
     let mut warnings = Warnings::new(&*opts.events);
     let mut sets: Vec<Option<Fileset>> = plan.filesets.iter().map(|_| None).collect();
     let outcome = prelude_and_run(plan, &prog, opts, &mut sets, &mut warnings, before_measure);
@@ -195,14 +195,14 @@ fn setup_warnings(plan: &FlowPlan, prog: &program::Program, filesets: &[Fileset]
         let all_direct =
             plan.processes.iter().flat_map(|p| &p.threads).flat_map(|t| &t.flowops).filter(|f| f.kind.opens_file()).all(|f| f.directio);
         let set: u64 = filesets.iter().filter(|f| !f.device).map(|f| f.dataset_bytes).sum();
-        let ram = crate::host::meminfo::read_meminfo().total;
-        if !all_direct && set > 0 && ram > 0 && set < ram {
-            warnings.warn(format!(
-                    "the filesets hold {} (nominal), which fits in RAM ({}), and the page cache is not controlled: results may show memory speed; use --cache=cold, directio, or larger filesets",
-                    crate::units::bytes(set),
-                    crate::units::bytes(ram)
-                ),
-            );
+        let w = crate::environment::cache::memory_speed_warning(
+            "the filesets' nominal size is",
+            set,
+            "and the page cache is not controlled",
+            "--cache=cold, directio, or larger filesets",
+        );
+        if let Some(w) = w.filter(|_| !all_direct) {
+            warnings.warn(w);
         }
     }
 }

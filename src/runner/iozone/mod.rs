@@ -33,7 +33,7 @@ use crate::model::iozone::{Column, IozonePlan, Test};
 use crate::result::iozone::{CellFigure, IozoneDetails};
 use crate::result::{Headline, JobResult, OpClass, OpStats, RunResult};
 use crate::runner::buffers::Buffers;
-use crate::runner::events::{Expected, Meter};
+use crate::runner::events::{Expected, Meter, Warnings};
 use crate::runner::window::Window;
 use crate::runner::{RunError, RunOptions};
 use pass::{NoRecord, PassCtx, PassOut, Recorder};
@@ -411,7 +411,7 @@ fn preflight(plan: &IozonePlan, files: &[PathBuf], allow_fill: bool) -> Result<(
     }
     let biggest = plan.cells.iter().map(|c| c.0 * 1024).max().unwrap_or(0);
     let needs: Vec<Need> = files.iter().map(|f| Need::new_in(&dir_of(f), biggest)).collect();
-    crate::environment::space::check(&needs, allow_fill)?;
+    crate::environment::space::check(&needs, allow_fill, "reduce -s, -g or -t")?;
     Ok(())
 }
 
@@ -465,6 +465,10 @@ pub(crate) fn run_plan(
     let mut dirs: Vec<PathBuf> = files.iter().map(|f| dir_of(f)).collect();
     dirs.dedup();
     let _locks = lock_dirs(plan, &dirs)?;
+    let mut warnings = Warnings::new(&*opts.events);
+    if let Some(w) = cache_warning(plan, files.len() as u64) {
+        warnings.warn(w);
+    }
     // Test 0 makes the files inside the measured run: none exist before.
     before_measure(&[]);
     let window = Window::open(opts, "iozone", &Expected { bytes: expected_bytes(plan), ..Default::default() }, &dirs);
@@ -482,7 +486,33 @@ pub(crate) fn run_plan(
         return Err(RunError::Workload("the plan has no cell and test to run".into()));
     }
     outcome.jobs[0].details = Some(serde_json::to_value(&outcome.details).map_err(|e| e.to_string())?);
-    Ok(crate::runner::envelope(opts, layout, started_unix, outcome.jobs, vec![group], &dirs, Vec::new(), outcome.partial))
+    Ok(crate::runner::envelope(opts, layout, started_unix, outcome.jobs, vec![group], &dirs, warnings.list, outcome.partial))
+}
+
+/// Buffered passes over files that fit in RAM meet the page cache: the
+/// read passes read what test 0 wrote moments before (a --cache scenario
+/// acts before the run, not between its tests), and a write pass without
+/// -e or -o ends with its data in the cache. IOzone's own answers are -I,
+/// -U and -e.
+fn cache_warning(plan: &IozonePlan, files: u64) -> Option<String> {
+    if plan.direct {
+        return None;
+    }
+    let reads = plan.remount.is_none() && plan.tests.iter().any(|t| t.columns().iter().any(|c| !c.writes()));
+    let writes = !plan.fsync_in_timing && !plan.osync;
+    let why = match (reads, writes) {
+        (false, false) => return None,
+        (true, false) => "and its read passes read them right after test 0 wrote them, from the page cache, whatever a --cache scenario did before the run",
+        (false, true) => "and its write passes end with their data in the page cache (no -e or -o)",
+        (true, true) => "its write passes end with their data in the page cache (no -e or -o), and its read passes read it back from there right after test 0 wrote it, whatever a --cache scenario did before the run",
+    };
+    let biggest = plan.cells.iter().map(|c| c.0.saturating_mul(1024)).max().unwrap_or(0);
+    crate::environment::cache::memory_speed_warning(
+        if files > 1 { "IOzone's files hold" } else { "IOzone's file holds" },
+        biggest.saturating_mul(files),
+        why,
+        "-I (O_DIRECT), -U MOUNTPOINT (unmount and mount before each test, so its first pass reads from the device), -e (the fsync inside the write figures; -c adds only the close, which flushes nothing on most file systems), or files larger than RAM",
+    )
 }
 
 /// Bytes the passes move, for the progress display.

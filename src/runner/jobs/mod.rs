@@ -191,14 +191,12 @@ fn cache_warning(jobs: &[JobSpec]) -> Option<String> {
         return None;
     }
     let set: u64 = buffered.iter().map(|j| j.size.unwrap_or(0) * j.numjobs as u64).sum();
-    let ram = crate::host::meminfo::read_meminfo().total;
-    (set > 0 && ram > 0 && set < ram).then(|| {
-        format!(
-            "buffered I/O over a {} working set, which fits in RAM ({}), with the page cache not controlled: results may show memory speed; use direct=1, --cache=cold, or a larger size",
-            crate::units::bytes(set),
-            crate::units::bytes(ram)
-        )
-    })
+    crate::environment::cache::memory_speed_warning(
+        "buffered I/O over a working set of",
+        set,
+        "with the page cache not controlled",
+        "direct=1, --cache=cold, or a larger size",
+    )
 }
 
 /// Run every job; interrupted runs come back marked partial. `layout`
@@ -223,7 +221,7 @@ pub(crate) fn run(jobs: Vec<JobSpec>, opts: &RunOptions, layout: &str) -> Result
         }
     }
     steady::check_groups(&jobs, &reporting_groups(&groups(&jobs).gid)).map_err(RunError::Workload)?;
-    crate::environment::space::check(&files::space_needs(&jobs), opts.allow_fill)?;
+    crate::environment::space::check(&files::space_needs(&jobs), opts.allow_fill, "reduce size/numjobs/nrfiles")?;
     let mut ledger = Ledger::default();
     let mut results = Vec::new();
     let mut group_results = Vec::new();

@@ -36,7 +36,7 @@ pub(crate) fn run_plan(
     let desc = store::find(&plan.store.name).ok_or_else(|| format!("unknown store {}", plan.store.name))?;
     if let Some(d) = &plan.store.dir {
         let reduce = "reduce recordcount, insertcount, operationcount, fieldcount or fieldlength";
-        crate::environment::space::check_with(&[space_need(plan, d)], opts.allow_fill, reduce)
+        crate::environment::space::check(&[space_need(plan, d)], opts.allow_fill, reduce)
             .map_err(|e| format!("{}.dir={}: {e}", desc.name, d.display()))?;
     }
     let made = StoreDir::make(plan.store.dir.as_deref(), desc.name)?;

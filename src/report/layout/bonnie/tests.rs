@@ -8,7 +8,7 @@ use crate::frontend::bonnie::{parse, HostFacts, Invocation};
 use crate::result::bonnie::BonnieDetails;
 
 fn host() -> HostFacts {
-    HostFacts { ram_mib: 1024, hostname: "h".into(), is_root: true, pid: 1, now_unix: 0 }
+    HostFacts { ram_mib: 1024, open_files: 1024, hostname: "h".into(), is_root: true, pid: 1, now_unix: 0 }
 }
 
 fn latency_ns(s: &str) -> u64 {
