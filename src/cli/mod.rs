@@ -172,7 +172,7 @@ fn dispatch() -> i32 {
 #[derive(clap::Args, Debug, Clone)]
 pub struct RepeatArgs {
     /// Run the workload N times and report statistics over the runs.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=crate::model::MAX_RUNS as i64))]
     pub repeat: u32,
     /// Cache scenario applied before each measured run, once the workload's
     /// files exist: warm, cold, polluted:SIZE (fresh-mount needs a managed

@@ -26,6 +26,11 @@ pub mod ycsb;
 
 use std::path::PathBuf;
 
+/// Most runs one command repeats its workload (`--repeat`, Bonnie++'s
+/// `-x`): each is a whole benchmark whose result is kept until the
+/// document is written.
+pub const MAX_RUNS: u32 = 1000;
+
 /// What every shape of workload answers, so that nothing above the model
 /// needs to know which shape it holds.
 pub trait Shape {

@@ -193,8 +193,9 @@ pub fn parse(args: &[String], host: &HostFacts) -> Result<Invocation, BonnieErro
             "-x" => {
                 let v = w.value(flag).map_err(from)?;
                 let n = number(flag, &v, "a number of runs (at least 1)", "")?;
-                if n == 0 || n > INT_MAX {
-                    return Err(err(flag, format!("'{v}': expected a number of runs, 1 to {INT_MAX}")));
+                let max = crate::model::MAX_RUNS;
+                if n == 0 || n > u64::from(max) {
+                    return Err(err(flag, format!("'{v}': expected a number of runs, 1 to {max} (as --repeat)")));
                 }
                 f.runs = Some(n as u32);
             }

@@ -117,7 +117,7 @@ fn every_number_is_bounded_by_its_meaning_and_the_machine() {
         ("-u root -r 0 -s 0 -n 1:0:0:2000", "-n", "at most the number of files (1024)"),
         ("-u root -r 0 -s 0 -n 2:0:0:2000", "-n", "ulimit -n"),
         ("-u root -r 3000000000 -s 0", "-r", "at most 2147483647"),
-        ("-u root -r 0 -x 3000000000", "-x", "1 to 2147483647"),
+        ("-u root -r 0 -x 1001", "-x", "1 to 1000 (as --repeat)"),
         ("-u root -r 0 -s 64 -f100", "-f", "at most the -s size (64 MiB)"),
     ] {
         let e = error(line);
@@ -125,8 +125,8 @@ fn every_number_is_bounded_by_its_meaning_and_the_machine() {
         assert!(e.message.contains(says), "{line}: {e}");
     }
     // At the bounds, accepted.
-    let p = plan("-u root -r 0 -s 64:8192:2147483647:1024 -n 1:0:0:960 -f64 -x 2147483647");
-    assert_eq!((p.seeks, p.seek_procs, p.files.unwrap().dirs, p.char_mib, p.runs), (2147483647, 1024, 960, Some(64), 2147483647));
+    let p = plan("-u root -r 0 -s 64:8192:2147483647:1024 -n 1:0:0:960 -f64 -x 1000");
+    assert_eq!((p.seeks, p.seek_procs, p.files.unwrap().dirs, p.char_mib, p.runs), (2147483647, 1024, 960, Some(64), 1000));
     // -f beyond a skipped IO test is harmless: nothing reads it.
     assert_eq!(plan("-u root -r 0 -s 0 -f100").char_mib, Some(100));
 }
