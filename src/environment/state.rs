@@ -130,6 +130,8 @@ pub fn set_owner(owner: &Path) {
 /// cleanup does not need the record.
 pub(crate) fn save(actions: &[Action]) {
     let Some(j) = journal() else { return };
+    // Removing the record needs the process's ids as much as writing it.
+    let _ids = OwnIds::take();
     let r = if actions.is_empty() {
         match std::fs::remove_file(&j.file) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.to_string()),
