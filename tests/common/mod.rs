@@ -7,8 +7,23 @@ use assert_cmd::Command;
 use serde_json::Value;
 use std::path::Path;
 
+/// fsbench with a state directory of this test binary's own (a test that
+/// needs another sets FSBENCH_STATE_DIR again): the records of what its
+/// runs make never mix with the machine's, nor with another binary's
+/// running at the same time.
 pub fn fsbench() -> Command {
-    Command::cargo_bin("fsbench").expect("binary built")
+    let mut c = Command::cargo_bin("fsbench").expect("binary built");
+    c.env("FSBENCH_STATE_DIR", private_state_dir());
+    c
+}
+
+fn private_state_dir() -> &'static Path {
+    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("state-{}", std::process::id()));
+        std::fs::create_dir_all(&d).expect("a state directory for the tests");
+        d
+    })
 }
 
 /// Run `fsbench fio ARGS --output-format=json --no-progress`, expect success,
