@@ -1,9 +1,9 @@
-//! A cache scenario acts before a run. IOzone and Bonnie++ write, inside
-//! the measured run, the file their read passes then read, so a cold cache
-//! before the run cannot make those passes cold (issue 31, defect 10): the
-//! scenario is recorded as applied before the run only, and their buffered
-//! passes get the memory-speed warning fio and Filebench get when the file
-//! fits in RAM, naming each tool's own answers.
+//! A cache scenario acts before a run. IOzone, Bonnie++ and Postmark write,
+//! inside the measured run, the files their reads then read, so a cold
+//! cache before the run cannot make those reads cold (issue 31, defect 10):
+//! the scenario is recorded as applied before the run only, and IOzone's
+//! and Bonnie++'s buffered passes get the memory-speed warning fio and
+//! Filebench get when the file fits in RAM, naming each tool's own answers.
 
 mod common;
 
@@ -73,5 +73,29 @@ fn bonnie_reads_what_it_wrote_whatever_the_scenario() {
     let d = tempfile::tempdir().unwrap();
     let (doc, err) = cold_twice("bonnie", &["-d", d.path().to_str().unwrap(), "-s", "4", "-f1", "-n", "0", "-r", "0", "-u", "root"]);
     check(&doc, &err, "Bonnie++'s file holds 4.0 MiB", &["-s of at least twice the RAM", "-D does not help", "-b"]);
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn postmark_reads_the_pool_it_created_whatever_the_scenario() {
+    if !is_root() {
+        skip("--cache cold needs root to drop the page cache");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let loc = format!("set location {}", d.path().display());
+    let out = fsbench()
+        .args(["postmark", "-c", &loc, "-c", "set number 50", "-c", "set transactions 100", "-c", "run", "-c", "quit"])
+        .args(["--cache", "cold", "--repeat", "2", "--output-format", "json", "--no-progress"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for r in doc["cache_reports"].as_array().unwrap() {
+        assert_eq!(r["scope"], "before-run-only", "{r}");
+        assert!(r["note"].as_str().unwrap_or_default().contains("Postmark's transactions read the files"), "{r}");
+    }
+    assert!(err.contains("cache scenario 'cold' applies before the run only"), "{err}");
     assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
 }

@@ -18,14 +18,16 @@
 //! `FSBENCH_CLI_FUZZ_SECS` (else `FSBENCH_FUZZ_SECS`) is each family's
 //! duration (default 5), `FSBENCH_FUZZ_SEED` the seed (default: from the
 //! clock, printed). Before each input runs it is saved under
-//! `CARGO_TARGET_TMPDIR` (`cli-fuzz-FAMILY.last`), so an abort leaves it.
+//! `CARGO_TARGET_TMPDIR` (`cli-fuzz-FAMILY.last`), so an abort leaves it
+//! (the driver is `common::fuzz`).
 
+mod common;
+
+use common::fuzz::{secs, seed, Fuzz};
 use fsbench::runner::rng::Rng;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::sync::OnceLock;
+use std::time::Duration;
 
 /// One input taking longer than this is a hang.
 const INPUT_LIMIT: Duration = Duration::from_secs(5);
@@ -506,111 +508,15 @@ fn fill(line: &[String], dir: &Path, file: &Path) -> Vec<String> {
     line.iter().map(|w| w.replace("{D}", &d).replace("{F}", &f)).collect()
 }
 
-/// What the worker is trying now, for the watchdog.
-struct Current {
-    input: String,
-    started: Option<Instant>,
-}
-
-fn save(name: &str, text: &str) -> String {
-    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    match std::fs::write(&path, text) {
-        Ok(()) => path.display().to_string(),
-        Err(e) => format!("(could not save to {}: {e})", path.display()),
-    }
-}
-
-fn secs() -> u64 {
-    ["FSBENCH_CLI_FUZZ_SECS", "FSBENCH_FUZZ_SECS"].iter().find_map(|v| std::env::var(v).ok()?.parse().ok()).unwrap_or(5)
-}
-
-fn seed() -> u64 {
-    std::env::var("FSBENCH_FUZZ_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1))
-}
-
-/// Run `try_one` on inputs from `make` for the family's time, in a worker
-/// thread the watchdog times; the first panic or hang fails the test with
-/// the input. Returns how many inputs were tried and how many lowered.
+/// Run `try_one` on inputs from `make` for the family's time (see
+/// `common::fuzz`). Returns how many inputs were tried and how many lowered.
 fn fuzz(
     name: &'static str,
     mut make: impl FnMut(&mut Rng) -> Option<Input> + Send + 'static,
     try_one: impl Fn(&Input) -> bool + Send + 'static,
 ) -> (u64, u64) {
-    let (secs, seed) = (secs(), seed());
-    println!("{name} fuzz: seed {seed} (FSBENCH_FUZZ_SEED), {secs} s");
-    let current = Arc::new(Mutex::new(Current { input: String::new(), started: None }));
-    let stop = Arc::new(AtomicBool::new(false));
-    let (tried, lowered) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
-    let last = format!("cli-fuzz-{name}.last");
-    let worker = {
-        let (current, stop, tried, lowered) = (current.clone(), stop.clone(), tried.clone(), lowered.clone());
-        std::thread::Builder::new()
-            .name(format!("{name}-fuzz"))
-            .stack_size(16 << 20)
-            .spawn(move || -> Result<(), String> {
-                let mut rng = Rng::new(seed);
-                while !stop.load(Ordering::Relaxed) {
-                    let Some(input) = make(&mut rng) else { continue };
-                    let shown = input.show();
-                    save(&last, &shown);
-                    if let Ok(mut c) = current.lock() {
-                        c.input.clone_from(&shown);
-                        c.started = Some(Instant::now());
-                    }
-                    let r = catch_unwind(AssertUnwindSafe(|| try_one(&input)));
-                    if let Ok(mut c) = current.lock() {
-                        c.started = None;
-                    }
-                    tried.fetch_add(1, Ordering::Relaxed);
-                    match r {
-                        Ok(true) => {
-                            lowered.fetch_add(1, Ordering::Relaxed);
-                        }
-                        Ok(false) => {}
-                        Err(_) => {
-                            let saved = save(&format!("cli-fuzz-{name}-panic.txt"), &shown);
-                            return Err(format!("it panicked; input saved to {saved}:\n{shown}"));
-                        }
-                    }
-                }
-                Ok(())
-            })
-            .expect("spawn the fuzz worker")
-    };
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
-        std::thread::sleep(Duration::from_millis(50));
-        if worker.is_finished() {
-            break;
-        }
-        let slow = current.lock().ok().and_then(|c| c.started.filter(|s| s.elapsed() > INPUT_LIMIT).map(|_| c.input.clone()));
-        if let Some(input) = slow {
-            let saved = save(&format!("cli-fuzz-{name}-hang.txt"), &input);
-            panic!("{name}: one input took more than {INPUT_LIMIT:?}; saved to {saved}:\n{}", clip(&input));
-        }
-        if Instant::now() >= deadline {
-            stop.store(true, Ordering::Relaxed);
-        }
-    }
-    let result = worker.join().unwrap_or_else(|_| Err("the fuzz worker died".into()));
-    let (n, ok) = (tried.load(Ordering::Relaxed), lowered.load(Ordering::Relaxed));
-    println!("{name} fuzz: {n} inputs tried, {ok} lowered");
-    if let Err(e) = result {
-        panic!("{name}: after {n} inputs: {}", clip(&e));
-    }
-    (n, ok)
-}
-
-/// Failure messages stay readable for huge inputs (the saved file has it all).
-fn clip(s: &str) -> String {
-    const MAX: usize = 4000;
-    match s.char_indices().nth(MAX) {
-        Some((i, _)) => format!("{}\n... ({} more bytes)", &s[..i], s.len() - i),
-        None => s.to_string(),
-    }
+    let run = Fuzz { name: format!("cli-fuzz-{name}"), secs: secs(&["FSBENCH_CLI_FUZZ_SECS"], 5), seed: seed(), limit: INPUT_LIMIT };
+    run.run(move |rng| make(rng).map(|i| (i.show(), i)), try_one)
 }
 
 /// A family's own directory under the shared working directory's parent

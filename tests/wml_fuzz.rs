@@ -9,14 +9,15 @@
 //!
 //! `FSBENCH_FUZZ_SECS` sets the duration (default 20), `FSBENCH_FUZZ_SEED`
 //! the seed (default: from the clock, printed). A failing input is saved
-//! under `CARGO_TARGET_TMPDIR` and shown in the failure message.
+//! under `CARGO_TARGET_TMPDIR` and shown in the failure message (the driver
+//! is `common::fuzz`).
 
+mod common;
+
+use common::fuzz::{secs, seed, Fuzz};
 use fsbench::frontend::filebench::wml::{self, WmlOptions};
 use fsbench::runner::rng::Rng;
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// One parse taking longer than this is a hang.
 const PARSE_LIMIT: Duration = Duration::from_secs(2);
@@ -368,105 +369,26 @@ fn options(rng: &mut Rng) -> WmlOptions {
     o
 }
 
-/// What the worker is parsing now, for the watchdog.
-struct Current {
-    input: String,
-    started: Option<Instant>,
-}
-
-fn save(name: &str, input: &str) -> String {
-    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    match std::fs::write(&path, input) {
-        Ok(()) => path.display().to_string(),
-        Err(e) => format!("(could not save to {}: {e})", path.display()),
-    }
-}
-
 #[test]
 fn wml_parser_survives_mutated_workloads() {
-    let secs: u64 = std::env::var("FSBENCH_FUZZ_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(20);
-    let seed: u64 = std::env::var("FSBENCH_FUZZ_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1));
     let corpus = corpus();
-    println!("wml fuzz: seed {seed} (FSBENCH_FUZZ_SEED), {secs} s, corpus of {} entries", corpus.len());
-
     // The samples are meant to be valid: a fuzz corpus of errors explores little.
     for (i, s) in SAMPLES.iter().enumerate() {
         if let Err(e) = wml::parse(s, &format!("sample{i}.f"), "sample", &WmlOptions::default()) {
             panic!("sample {i} does not parse: {e}");
         }
     }
-
-    let current = Arc::new(Mutex::new(Current { input: String::new(), started: None }));
-    let stop = Arc::new(AtomicBool::new(false));
-    let tried = Arc::new(AtomicU64::new(0));
-    let worker = {
-        let (current, stop, tried) = (current.clone(), stop.clone(), tried.clone());
-        std::thread::Builder::new()
-            .name("wml-fuzz".into())
-            .stack_size(8 << 20)
-            .spawn(move || -> Result<(), String> {
-                let mut rng = Rng::new(seed);
-                while !stop.load(Ordering::Relaxed) {
-                    let mut input = pick(&mut rng, &corpus).as_bytes().to_vec();
-                    for _ in 0..1 + rng.below(4) {
-                        mutate(&mut rng, &corpus, &mut input);
-                    }
-                    let text = String::from_utf8_lossy(&input).into_owned();
-                    let opts = options(&mut rng);
-                    if let Ok(mut c) = current.lock() {
-                        c.input.clone_from(&text);
-                        c.started = Some(Instant::now());
-                    }
-                    let r = catch_unwind(AssertUnwindSafe(|| wml::parse(&text, "fuzz.f", "fuzz", &opts).map(|_| ())));
-                    if let Ok(mut c) = current.lock() {
-                        c.started = None;
-                    }
-                    tried.fetch_add(1, Ordering::Relaxed);
-                    if r.is_err() {
-                        let saved = save("wml-fuzz-panic.f", &text);
-                        return Err(format!(
-                            "parse panicked (options {:?}, {:?}); input saved to {saved}:\n{text}",
-                            opts.sets, opts.runtime_s
-                        ));
-                    }
-                }
-                Ok(())
-            })
-            .expect("spawn the fuzz worker")
+    println!("wml fuzz: corpus of {} entries", corpus.len());
+    let run = Fuzz { name: "wml-fuzz".into(), secs: secs(&[], 20), seed: seed(), limit: PARSE_LIMIT };
+    let make = move |rng: &mut Rng| {
+        let mut input = pick(rng, &corpus).as_bytes().to_vec();
+        for _ in 0..1 + rng.below(4) {
+            mutate(rng, &corpus, &mut input);
+        }
+        let text = String::from_utf8_lossy(&input).into_owned();
+        let opts = options(rng);
+        Some((format!("options {:?}, {:?}\n{text}", opts.sets, opts.runtime_s), (text, opts)))
     };
-
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
-        std::thread::sleep(Duration::from_millis(50));
-        if worker.is_finished() {
-            break;
-        }
-        let slow = current.lock().ok().and_then(|c| c.started.filter(|s| s.elapsed() > PARSE_LIMIT).map(|_| c.input.clone()));
-        if let Some(input) = slow {
-            let saved = save("wml-fuzz-hang.f", &input);
-            panic!("one parse took more than {PARSE_LIMIT:?}; input saved to {saved}:\n{}", clip(&input));
-        }
-        if Instant::now() >= deadline {
-            stop.store(true, Ordering::Relaxed);
-        }
-    }
-    let result = worker.join().unwrap_or_else(|_| Err("the fuzz worker died".into()));
-    let n = tried.load(Ordering::Relaxed);
-    println!("wml fuzz: {n} inputs tried");
-    if let Err(e) = result {
-        panic!("after {n} inputs: {}", clip(&e));
-    }
+    let (n, _) = run.run(make, |(text, opts): &(String, WmlOptions)| wml::parse(text, "fuzz.f", "fuzz", opts).is_ok());
     assert!(n > 0, "no input was tried");
-}
-
-/// Failure messages stay readable for huge inputs (the file has it all).
-fn clip(s: &str) -> String {
-    const MAX: usize = 4000;
-    match s.char_indices().nth(MAX) {
-        Some((i, _)) => format!("{}\n... ({} more bytes)", &s[..i], s.len() - i),
-        None => s.to_string(),
-    }
 }

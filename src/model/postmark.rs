@@ -87,4 +87,7 @@ impl super::Shape for PostmarkPlan {
     fn allocates(&self) -> bool {
         true
     }
+    fn reads_own_writes(&self) -> Option<String> {
+        Some("Postmark's transactions read the files its pool creation wrote moments before, in the same run".into())
+    }
 }

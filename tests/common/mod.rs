@@ -1,6 +1,7 @@
 //! Helpers for the CLI tests: run fsbench, parse its JSON, check requirements.
 #![allow(dead_code)]
 
+pub mod fuzz;
 pub mod killed;
 
 use assert_cmd::Command;
