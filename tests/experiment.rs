@@ -598,7 +598,7 @@ fn the_report_answers_the_question() {
     unique.sort();
     unique.dedup();
     assert_eq!(unique.len(), warnings.len(), "{warnings:?}");
-    assert_eq!(warnings.iter().filter(|w| w.contains("the filesets hold")).count(), 1, "{warnings:?}");
+    assert_eq!(warnings.iter().filter(|w| w.contains("the filesets' nominal size is")).count(), 1, "{warnings:?}");
 
     // Charts: headline metrics only, none all zero.
     let charts: Vec<String> =
