@@ -332,3 +332,36 @@ fn a_tmpfs_under_dev_is_a_place_for_files() {
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     assert!(doc["schema"].as_str().is_some_and(|s| s.starts_with("fsbench-result")), "{doc}");
 }
+
+/// A run refused after `--output` was checked (a bad flag the family's
+/// parser finds) leaves no empty output file, and an existing output keeps
+/// its bytes: the writability check made and left `=-format` in the working
+/// directory whenever the fuzz gave `--output =-format` a bad neighbour.
+/// Needs nothing but a directory.
+#[test]
+fn a_refused_run_leaves_no_output_file_and_an_existing_one_as_it_was() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().display().to_string();
+    let refused: [&[&str]; 6] = [
+        &["fio", "--name=x", "--size=1m", "--bogus=1"],
+        &["iozone", "-i", "0", "-s", "64k", "-r", "4k", "-z9"],
+        &["bonnie", "-d", &dir, "-s", "99999999999"],
+        &["postmark", "/nonexistent/config.pm"],
+        &["ycsb", "load", "null", "-p", "recordcount=x"],
+        &["filebench", "-f", "/nonexistent/w.f"],
+    ];
+    for args in refused {
+        let new = d.path().join("new.out");
+        let out = fsbench().args(args).arg("--output").arg(&new).arg("--no-progress").output().unwrap();
+        assert!(!out.status.success(), "{args:?} should be refused");
+        assert!(!new.exists(), "{args:?}: a refused run left {}", new.display());
+        let kept = d.path().join("kept.out");
+        std::fs::write(&kept, b"earlier results").unwrap();
+        let out = fsbench().args(args).arg("--output").arg(&kept).arg("--no-progress").output().unwrap();
+        assert!(!out.status.success(), "{args:?} should be refused");
+        assert_eq!(std::fs::read(&kept).unwrap(), b"earlier results", "{args:?}");
+        std::fs::remove_file(&kept).unwrap();
+    }
+    let left: Vec<_> = std::fs::read_dir(d.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.is_empty(), "{left:?}");
+}

@@ -73,6 +73,44 @@ fn numjobs_has_a_bound_with_a_clear_error() {
     assert!(entries(d.path()).is_empty());
 }
 
+/// nrfiles had no bound but u32's: the names of four billion files were
+/// built before anything checked them, and the process aborted asking for
+/// 96 GB (found by the experiment fuzz in `cli_fuzz`).
+#[test]
+fn nrfiles_is_bounded_by_open_files_and_memory_before_names_are_made() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = format!("--directory={}", d.path().display());
+    let out = fsbench().args(["fio", "--name=x", "--size=1g", "--nrfiles=4000000000", "--no-progress", &dir]).output().unwrap();
+    let e = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{e}");
+    assert!(e.contains("nrfiles") && e.contains("4000000000 files open") && e.contains("ulimit -n"), "{e}");
+    // Files worked on by path are not held open: memory bounds them.
+    let out = fsbench()
+        .args(["fio", "--name=x", "--ioengine=filestat", "--size=1g", "--nrfiles=4000000000", "--no-progress", &dir])
+        .output()
+        .unwrap();
+    let e = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{e}");
+    assert!(e.contains("nrfiles") && e.contains("lay out 4000000000 files") && e.contains("of RAM"), "{e}");
+    // In an experiment, too, before its target is touched.
+    let exp = d.path().join("e.toml");
+    std::fs::write(
+        &exp,
+        format!(
+            "name = \"n\"\n[[target]]\nlabel = \"here\"\ndirectory = \"{}\"\n[[workload]]\nlabel = \"w\"\nargs = [\"--name=x\", \"--size=1g\", \"--nrfiles=4000000000\"]\n",
+            d.path().join("t").display()
+        ),
+    )
+    .unwrap();
+    std::fs::create_dir(d.path().join("t")).unwrap();
+    let out = fsbench().args(["experiment", "--no-progress"]).arg(&exp).output().unwrap();
+    let e = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{e}");
+    assert!(e.contains("nrfiles") && e.contains("4000000000"), "{e}");
+    assert!(entries(&d.path().join("t")).is_empty());
+    assert_eq!(entries(d.path()).len(), 2, "{:?}", entries(d.path()));
+}
+
 #[test]
 fn no_regular_files_are_created_under_dev() {
     let name = format!("/dev/fsbench-test-missing-{}", std::process::id());

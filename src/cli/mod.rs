@@ -338,14 +338,24 @@ pub fn exporter_for(command: &str, format: &str, kind: DocKind) -> Result<Format
 
 /// `--output FILE` must be a place for an output (see
 /// [`check_outputs`]) and writable before anything runs, or the results of
-/// a long run would be lost at its end.
+/// a long run would be lost at its end. A file the check had to create is
+/// removed again: a run refused later (a bad flag, a failed check) leaves
+/// no empty output behind, and an existing file is left as it was.
 pub fn check_output(command: &str, output: &Option<PathBuf>) -> Result<(), i32> {
     let Some(p) = output else { return Ok(()) };
     check_outputs(command, &[("--output".into(), p.clone())])?;
-    std::fs::OpenOptions::new().write(true).create(true).truncate(false).open(p).map(|_| ()).map_err(|e| {
-        fail(format!("fsbench {command}: --output {}: {e}; nothing was run", p.display()));
-        2
-    })
+    let existed = std::fs::symlink_metadata(p).is_ok();
+    match std::fs::OpenOptions::new().write(true).create(true).truncate(false).open(p) {
+        Ok(_) if !existed => {
+            let _ = std::fs::remove_file(p);
+            Ok(())
+        }
+        Ok(_) => Ok(()),
+        Err(e) => {
+            fail(format!("fsbench {command}: --output {}: {e}; nothing was run", p.display()));
+            Err(2)
+        }
+    }
 }
 
 /// The outputs a command will write, each with the flag or option that

@@ -35,6 +35,17 @@ pub fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
+/// RLIMIT_NOFILE's soft limit (unlimited reads as u64::MAX).
+pub fn open_files_limit() -> u64 {
+    // SAFETY: getrlimit writes only into the live local struct.
+    let mut r: libc::rlimit = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } != 0 {
+        return 1024;
+    }
+    r.rlim_cur
+}
+
 /// Give the calling helper thread (signal watcher, progress drawer) a
 /// descriptor table of its own, holding only stdin, stdout, stderr and
 /// (with `keep_sockets`) the sockets open now. While the table is shared by

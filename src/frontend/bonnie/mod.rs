@@ -90,24 +90,13 @@ impl HostFacts {
     pub fn current() -> HostFacts {
         HostFacts {
             ram_mib: crate::host::meminfo::read_meminfo().total / (1024 * 1024),
-            open_files: open_files_limit(),
+            open_files: crate::host::open_files_limit(),
             hostname: crate::host::kernel::uname().0,
             is_root: crate::host::is_root(),
             pid: std::process::id(),
             now_unix: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
         }
     }
-}
-
-/// RLIMIT_NOFILE's soft limit (unlimited reads as u64::MAX).
-fn open_files_limit() -> u64 {
-    // SAFETY: getrlimit writes only into the live local struct.
-    let mut r: libc::rlimit = unsafe { std::mem::zeroed() };
-    // SAFETY: as above.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } != 0 {
-        return 1024;
-    }
-    r.rlim_cur
 }
 
 /// Bytes as the messages say them.

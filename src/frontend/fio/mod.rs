@@ -172,6 +172,9 @@ fn parse_entries(
         let message = format!("the jobs start {clones} clones (the sum of numjobs) but at most {limit} {why}");
         b.errors.push(FioError::whole(&source, Some("numjobs"), message));
     }
+    if let Err(message) = files_fit(&specs, crate::host::open_files_limit(), crate::host::meminfo::read_meminfo().total) {
+        b.errors.push(FioError::whole(&source, Some("nrfiles"), message));
+    }
     if opts.readonly {
         for s in specs.iter().filter(|s| s.modifies_files()) {
             let message = format!("job '{}' writes ({}) but --readonly forbids writing", s.name, s.rw.fio_name());
@@ -234,6 +237,47 @@ fn check_wait_for(jobs: &[build::Job]) -> Result<(), FioError> {
             n => format!("{n} jobs are named '{name}'; the job wait_for names must be unique"),
         };
         return Err(loc.err(Some("wait_for"), msg));
+    }
+    Ok(())
+}
+
+/// Descriptors kept back for the process itself (logs, the trace, stdio).
+const SPARE_FDS: u64 = 64;
+/// What one file costs the runner in memory, at least (its path, its
+/// state): bounds the files of engines that work on them by path.
+const BYTES_PER_FILE: u64 = 1024;
+
+/// Whether the jobs' files fit this process and machine, before anything
+/// lays them out: fsbench keeps every file of every clone open, so files
+/// opened for data are bounded by the descriptors it may open, and every
+/// file by the memory its path and state take.
+fn files_fit(specs: &[JobSpec], open_files: u64, ram_bytes: u64) -> Result<(), String> {
+    let mut opened = 0u64;
+    let mut all = 0u64;
+    for s in specs {
+        let Some(engine) = crate::model::engine::find(&s.ioengine) else { continue };
+        if engine.caps.diskless || !engine.caps.files.laid_out() {
+            continue;
+        }
+        let per_clone = if s.filenames.is_empty() { u64::from(s.nrfiles) } else { s.filenames.len() as u64 };
+        let n = per_clone.saturating_mul(u64::from(s.numjobs));
+        all = all.saturating_add(n);
+        if engine.caps.files.opened() {
+            opened = opened.saturating_add(n);
+        }
+    }
+    let fds = open_files.saturating_sub(SPARE_FDS);
+    if opened > fds {
+        return Err(format!(
+            "the jobs keep {opened} files open at once (nrfiles × numjobs over the jobs): expected at most {fds}, as this process may open {open_files} files (ulimit -n)"
+        ));
+    }
+    let most = ram_bytes / BYTES_PER_FILE;
+    if all > most {
+        return Err(format!(
+            "the jobs lay out {all} files (nrfiles × numjobs over the jobs): expected at most {most} on this machine ({} of RAM)",
+            crate::units::bytes(ram_bytes)
+        ));
     }
     Ok(())
 }
