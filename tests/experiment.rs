@@ -170,8 +170,12 @@ fn managed_ext4_run_attributes_device_writes_and_tears_down() {
     assert!(bench > 0 && device >= bench, "device saw {device} B, benchmark issued {bench} B");
     let storage = a["benchmark_storage_write_bytes"].as_u64().unwrap();
     assert!(storage > 0 && storage <= device, "fsbench caused {storage} B of the device's {device} B");
-    let share = a["benchmark_share_of_device_writes"].as_f64().unwrap();
+    let share = a["benchmark_attributed_write_bytes_fraction"].as_f64().unwrap();
     assert!(share > 0.0 && share <= 1.0, "share {share}");
+    // The write share, seed 000's: the benchmark's write operations over the device's write requests.
+    let (ops, requests) = (a["benchmark_write_ops"].as_u64().unwrap(), a["device_write_requests"].as_u64().unwrap());
+    assert!(ops > 0 && requests > 0, "{a}");
+    assert_eq!(a["write_share"].as_f64().unwrap(), ops as f64 / requests as f64);
     assert!(fsbench_mounts().is_empty(), "mounts left: {:?}", fsbench_mounts());
     assert!(fsbench_loops().is_empty(), "loop devices left: {:?}", fsbench_loops());
 }

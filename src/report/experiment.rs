@@ -17,7 +17,7 @@ use std::fmt::Write;
 use std::path::Path;
 
 /// The unit of a metric some cell leads with (its results' headline, and
-/// the benchmark's share of device writes): those are charted and tabled.
+/// the write share): those are charted and tabled.
 fn charted<'a>(s: &'a ExperimentSummary, metric: &str) -> Option<&'a str> {
     s.cells.iter().find_map(|c| c.headline.get(metric)).map(String::as_str)
 }
@@ -35,11 +35,12 @@ pub fn charts(s: &ExperimentSummary, runs: &[ExperimentRun]) -> Vec<(String, Str
     let mut metrics: Vec<&String> = s.cells.iter().flat_map(|c| c.metrics.keys()).collect();
     metrics.sort();
     metrics.dedup();
+    let cells = in_file_order(s);
     let mut out = Vec::new();
     for m in metrics {
         let Some(unit) = charted(s, m) else { continue };
         let mut groups: Vec<BarGroup> = Vec::new();
-        for c in &s.cells {
+        for c in &cells {
             let Some(x) = c.metrics.get(m) else { continue };
             let label = format!("{} / {}", c.cell.target, c.cell.workload);
             let bar =
@@ -56,7 +57,7 @@ pub fn charts(s: &ExperimentSummary, runs: &[ExperimentRun]) -> Vec<(String, Str
     }
     // Latency percentiles from the histograms merged over the repeats.
     let mut by_op: BTreeMap<String, Vec<PercentileSeries>> = BTreeMap::new();
-    for c in &s.cells {
+    for c in &cells {
         let mut merged: BTreeMap<String, LatencyHist> = BTreeMap::new();
         for r in runs.iter().filter(|r| r.cell == c.cell) {
             for j in &r.result.jobs {
@@ -92,6 +93,16 @@ pub fn charts(s: &ExperimentSummary, runs: &[ExperimentRun]) -> Vec<(String, Str
     out
 }
 
+/// The cells in the experiment file's order (workload, target, cache,
+/// background), or sorted for a summary read without its file: bars and
+/// lines follow it, so `none` does not sort after `files`.
+pub fn in_file_order(s: &ExperimentSummary) -> Vec<&CellSummary> {
+    let levels = if s.factors.levels == Levels::default() { Levels::of_cells(&s.cells) } else { s.factors.levels.clone() };
+    let mut cells: Vec<&CellSummary> = s.cells.iter().collect();
+    cells.sort_by_key(|c| levels.rank(&c.cell));
+    cells
+}
+
 /// The per-operation bandwidth metric (`JOB/OP/bw_MiB_s`).
 const BW: &str = "bw_MiB_s";
 
@@ -107,8 +118,7 @@ const BW: &str = "bw_MiB_s";
 fn by_io_size(s: &ExperimentSummary, runs: &[ExperimentRun]) -> Option<String> {
     // Lines in the experiment file's order of targets and workloads.
     let levels = if s.factors.levels == Levels::default() { Levels::of_cells(&s.cells) } else { s.factors.levels.clone() };
-    let mut cells: Vec<&CellSummary> = s.cells.iter().collect();
-    cells.sort_by_key(|c| levels.rank(&c.cell));
+    let cells = in_file_order(s);
     let mut lines: Vec<Line> = Vec::new();
     for c in cells {
         let valid: Vec<&ExperimentRun> = runs.iter().filter(|r| r.cell == c.cell && r.result.is_valid()).collect();
@@ -259,6 +269,8 @@ pub fn report(s: &ExperimentSummary) -> String {
          Every metric of every cell is in summary.csv and summary.json; charts/ has the headline metrics.",
         count(f.tests, "test")
     );
+    // The seeds' own tables lead; the per-metric tables follow.
+    t += &super::seed_tables::tables(s);
     for w in &levels.workload {
         let mut cells: Vec<&CellSummary> = s.cells.iter().filter(|c| &c.cell.workload == w).collect();
         cells.sort_by_key(|c| levels.rank(&c.cell));

@@ -20,6 +20,7 @@ pub mod format;
 pub mod heatmap;
 pub mod layout;
 pub mod repeated;
+pub mod seed_tables;
 pub mod trace;
 pub mod trace_charts;
 pub mod trace_section;

@@ -49,12 +49,40 @@ impl PhaseFigure {
     }
     /// Bonnie++ shows no figure for a phase under half a second (`+++++`).
     pub fn too_short(&self) -> bool {
-        self.elapsed_ns < 500_000_000
+        too_short(self.elapsed_ns as f64 / 1e9)
     }
 }
 
 impl BonnieDetails {
     pub fn phase(&self, t: Test) -> Option<&PhaseFigure> {
         self.phases.iter().find(|p| p.test == t)
+    }
+}
+
+/// Bonnie++'s rule for `+++++`: a phase that took under half a second has
+/// no figure. Also what an experiment's Bonnie++ table marks, from the
+/// phase's time (`JOB/TEST/active_s`).
+pub fn too_short(elapsed_s: f64) -> bool {
+    elapsed_s < 0.5
+}
+
+impl Test {
+    /// The run's headline metric for this test: `put_block_KiB_s`,
+    /// `seeks_s`, `seq_stat_s`.
+    pub fn headline_name(self) -> String {
+        match self {
+            Test::Seeks => "seeks_s".into(),
+            t if t.is_io() => format!("{}_KiB_s", t.name()),
+            t => format!("{}_s", t.name()),
+        }
+    }
+
+    /// What its rate counts per second.
+    pub fn rate_unit(self) -> &'static str {
+        match self {
+            Test::Seeks => "seeks/s",
+            t if t.is_io() => "KiB/s",
+            _ => "files/s",
+        }
     }
 }

@@ -102,10 +102,26 @@ pub struct Attribution {
     /// What reached the target's device (block counters), if it has one.
     pub device_read_bytes: Option<u64>,
     pub device_write_bytes: Option<u64>,
-    /// benchmark_storage_write_bytes / device_write_bytes: the share of what
-    /// reached the device that the benchmark caused (the rest: journal and
-    /// metadata, the background load, other processes).
-    pub benchmark_share_of_device_writes: Option<f64>,
+    /// benchmark_storage_write_bytes / device_write_bytes, at most 1: the
+    /// fraction of the bytes the device wrote that /proc/self/io attributes
+    /// to the benchmark (the rest: journal and metadata, the background
+    /// load, other processes). Not the write share: that counts operations.
+    #[serde(alias = "benchmark_share_of_device_writes")]
+    pub benchmark_attributed_write_bytes_fraction: Option<f64>,
+    /// The write operations the benchmark issued (its operations of class
+    /// data write: Filebench's write and append flowops, fio's writes).
+    #[serde(default)]
+    pub benchmark_write_ops: u64,
+    /// Write requests the target's device completed during the run (its
+    /// block counters' `write_ios`), if it has one.
+    #[serde(default)]
+    pub device_write_requests: Option<u64>,
+    /// The write share, seed 000's Tables 2-3: benchmark_write_ops /
+    /// device_write_requests (Webproxy on HDD: 21,657 of 103,517 = 20.92%).
+    /// Above 1 when the page cache absorbed writes or the block layer merged
+    /// them. Absent from records made before it existed.
+    #[serde(default)]
+    pub write_share: Option<f64>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -130,6 +146,7 @@ impl Attribution {
         let want = device.and_then(|d| d.file_name()).map(|n| n.to_string_lossy().to_string());
         let mut dev_read = None;
         let mut dev_write = None;
+        let mut dev_write_ios = None;
         for g in &r.groups {
             let underlying: Vec<&String> = g.devices.iter().flat_map(|d| d.underlying.iter()).collect();
             for d in &g.devices {
@@ -140,12 +157,15 @@ impl Attribution {
                 if is_target {
                     *dev_read.get_or_insert(0) += d.delta.read_sectors * 512;
                     *dev_write.get_or_insert(0) += d.delta.write_sectors * 512;
+                    *dev_write_ios.get_or_insert(0) += d.delta.write_ios;
                 }
             }
         }
         let ((_, read), (_, write)) =
             r.jobs.iter().map(|j| j.issued()).fold(((0, 0), (0, 0)), |((a, b), (c, d)), ((e, f), (g, h))| ((a + e, b + f), (c + g, d + h)));
         let storage: u64 = r.groups.iter().map(|g| g.process_io.write_bytes).sum();
+        let write_ops: u64 =
+            r.jobs.iter().flat_map(|j| &j.ops).filter(|o| o.class == crate::result::OpClass::DataWrite).map(|o| o.ops).sum();
         Attribution {
             benchmark_read_bytes: read,
             benchmark_write_bytes: write,
@@ -155,7 +175,10 @@ impl Attribution {
             device_write_bytes: dev_write,
             // Capped at 1: buffered data the benchmark dirtied but the kernel had
             // not written back by the end of the run never reached the device.
-            benchmark_share_of_device_writes: dev_write.filter(|&d| d > 0).map(|d| storage.min(d) as f64 / d as f64),
+            benchmark_attributed_write_bytes_fraction: dev_write.filter(|&d| d > 0).map(|d| storage.min(d) as f64 / d as f64),
+            benchmark_write_ops: write_ops,
+            device_write_requests: dev_write_ios,
+            write_share: dev_write_ios.filter(|&d| d > 0).map(|d| write_ops as f64 / d as f64),
         }
     }
 }

@@ -8,11 +8,12 @@
 //! | `JOB/OP/bw_MiB_s`         | bytes per second / 2^20                              |
 //! | `JOB/OP/lat_mean_us`      | mean total latency (fio's `lat`), µs                 |
 //! | `JOB/OP/lat_p99_us`       | 99th percentile of the total latency, µs             |
+//! | `JOB/OP/active_s`         | the time the operation ran, where it is not the job's whole window (a Bonnie++ phase, a verify pass), s |
 //! | `JOB/HEADLINE`            | each headline figure the unit declares that is not one of the above (Filebench: `io_summary/ops_s`, `rd_s`, `wr_s`, `MiB_s`, `ms_op`) |
 //! | `device/read_MiB`         | what the devices under the files read, MiB           |
 //! | `device/write_MiB`        | what they wrote, MiB                                 |
 //! | `cpu/us_per_op`           | process CPU time (user + system) per operation, µs   |
-//! | `trace/…`                 | with `--trace`, the trace analysis's figures (`TraceAnalysis::metrics`: dispatches, each role's share of the device's writes, write amplification, btt's phases, queue depth, idle time) |
+//! | `trace/…`                 | with `--trace`, the trace analysis's figures (`TraceAnalysis::metrics`: dispatches, each role's part of the traced bytes, write amplification, btt's phases, queue depth, idle time) |
 //!
 //! `JOB` is the job's name; when several reported units share a name (the
 //! clones of a job with `numjobs` and no `group_reporting`), the second is
@@ -45,6 +46,11 @@ pub fn metrics(r: &RunResult) -> Vec<(String, f64)> {
             let p = format!("{jname}/{}", op.name);
             out.push((format!("{p}/iops"), op.iops(job.elapsed_ns)));
             out.push((format!("{p}/bw_MiB_s"), op.bytes_per_sec(job.elapsed_ns) / MIB));
+            // An operation timed on its own (a Bonnie++ phase): its time, which says
+            // whether Bonnie++ would have given its rate at all.
+            if let Some(ns) = op.active_ns {
+                out.push((format!("{p}/active_s"), ns as f64 / 1e9));
+            }
             if op.lat.count() > 0 {
                 out.push((format!("{p}/lat_mean_us"), op.lat.mean() / 1000.0));
                 out.push((format!("{p}/lat_p99_us"), op.lat.percentile(99.0) as f64 / 1000.0));

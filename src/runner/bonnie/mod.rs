@@ -244,24 +244,14 @@ fn run_tests(plan: &BonniePlan, stop: &AtomicBool, meter: &Meter) -> Outcome {
     out
 }
 
-/// The headline: block write, block read and the create rates, the figures
-/// a Bonnie++ user looks at first.
+/// The headline: every test Bonnie++ prints, as its rate (KiB/s for the IO
+/// tests, seeks/s, files/s), in Bonnie++'s column order.
 fn headline(phases: &[PhaseFigure]) -> Vec<Headline> {
-    let pick = |t: Test| phases.iter().find(|p| p.test == t);
-    let mut h = Vec::new();
-    for (t, name, unit, scale) in [
-        (Test::PutBlock, "put_block_KiB_s", "KiB/s", 1.0),
-        (Test::Rewrite, "rewrite_KiB_s", "KiB/s", 1.0),
-        (Test::GetBlock, "get_block_KiB_s", "KiB/s", 1.0),
-        (Test::Seeks, "seeks_s", "seeks/s", 1.0),
-        (Test::SeqCreate, "seq_create_s", "files/s", 1.0),
-        (Test::RanCreate, "ran_create_s", "files/s", 1.0),
-    ] {
-        if let Some(p) = pick(t) {
-            h.push(Headline::new(name, unit, p.rate() * scale));
-        }
-    }
-    h
+    Test::ALL
+        .iter()
+        .filter_map(|&t| phases.iter().find(|p| p.test == t))
+        .map(|p| Headline::new(p.test.headline_name(), p.test.rate_unit(), p.rate()))
+        .collect()
 }
 
 /// What the run takes on the file system at most: the IO test's file, or

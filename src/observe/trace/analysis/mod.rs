@@ -718,8 +718,8 @@ impl TraceAnalysis {
             put(&format!("{r}_write_dispatches"), "count", io.dispatched.write_ops as f64);
             put(&format!("{r}_write_MiB"), "MiB", io.dispatched.write_bytes as f64 / MIB);
             put(&format!("{r}_read_MiB"), "MiB", io.dispatched.read_bytes as f64 / MIB);
-            put(&format!("{r}_write_share_pct"), "%", self.share_pct(role, true));
-            put(&format!("{r}_read_share_pct"), "%", self.share_pct(role, false));
+            put(&format!("{r}_pct_of_traced_write_bytes"), "%", self.share_pct(role, true));
+            put(&format!("{r}_pct_of_traced_read_bytes"), "%", self.share_pct(role, false));
         }
         for (dir, p) in [("read", &self.read), ("write", &self.write)] {
             put(&format!("{dir}_sequential_pct"), "%", p.sequential_pct());

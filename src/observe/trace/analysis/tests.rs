@@ -210,7 +210,7 @@ fn roles_by_pid_and_write_amplification() {
     let get = |n: &str| m.iter().find(|(name, _, _)| name == n).unwrap_or_else(|| panic!("no {n} in {m:?}")).2;
     assert_eq!(get("trace.write_dispatches"), 3.0);
     assert_eq!(get("trace.write_amplification"), 4.0);
-    assert_eq!(get("trace.benchmark_write_share_pct"), 25.0);
+    assert_eq!(get("trace.benchmark_pct_of_traced_write_bytes"), 25.0);
     assert_eq!(get("trace.d2c_mean_us"), 0.1);
     let names: std::collections::HashSet<&str> = m.iter().map(|(n, _, _)| n.as_str()).collect();
     assert_eq!(names.len(), m.len(), "metric names are unique");
