@@ -12,6 +12,9 @@ use std::time::{Duration, Instant};
 
 pub struct Terminal {
     progress: bool,
+    /// The report is the tool's text on stdout: rows are shown as measured.
+    stream: bool,
+    streamed: Mutex<String>,
     shown: Mutex<Option<Shown>>,
 }
 
@@ -23,7 +26,14 @@ struct Shown {
 
 impl Terminal {
     pub fn new(progress: bool) -> Terminal {
-        Terminal { progress, shown: Mutex::new(None) }
+        Terminal { progress, stream: false, streamed: Mutex::new(String::new()), shown: Mutex::new(None) }
+    }
+
+    /// Show the tool's own text on stdout as the runner measures it (set
+    /// only when the report is that text and goes to stdout).
+    pub fn streaming(mut self, on: bool) -> Terminal {
+        self.stream = on;
+        self
     }
 
     /// Print a line on stderr without tearing the progress line.
@@ -79,6 +89,28 @@ impl Events for Terminal {
             draw(&b, &e, &meter, &d)
         });
         *self.shown.lock().unwrap_or_else(|e| e.into_inner()) = Some(Shown { bar, done, drawer });
+    }
+    fn streams(&self) -> bool {
+        self.stream
+    }
+    fn stream(&self, text: &str) {
+        use std::io::Write;
+        let put = || {
+            let mut out = std::io::stdout().lock();
+            // A closed pipe ends nothing here: the run goes on and the end
+            // reports the write error as any report's would.
+            let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+        };
+        // The bar is on stderr: cleared while the rows go to a shared
+        // terminal, drawn again below them.
+        match self.shown.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            Some(s) => s.bar.suspend(put),
+            None => put(),
+        }
+        self.streamed.lock().unwrap_or_else(|e| e.into_inner()).push_str(text);
+    }
+    fn take_streamed(&self) -> String {
+        std::mem::take(&mut *self.streamed.lock().unwrap_or_else(|e| e.into_inner()))
     }
     fn measured(&self) {
         let shown = self.shown.lock().unwrap_or_else(|e| e.into_inner()).take();

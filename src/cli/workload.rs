@@ -160,7 +160,12 @@ pub fn run(f: &dyn Frontend, m: &ArgMatches) -> i32 {
     };
     super::cleanup::warn_leftovers();
     let stop = install_stop_handler();
-    let events: Arc<dyn Events> = Arc::new(Terminal::new(want_progress(&common)));
+    // The tool's own text streams when it is the report and goes to
+    // stdout, as the tool prints it. With --output FILE the file gets the
+    // whole report at the end (stdout carries nothing, as for every
+    // format), and a --repeat report is fsbench's table over the runs.
+    let stream = exporter.is_text() && common.output.is_none() && !repeat.wanted();
+    let events: Arc<dyn Events> = Arc::new(Terminal::new(want_progress(&common)).streaming(stream));
     let opts = run_options(&common, stop.clone(), events.clone());
     let mut status = 0;
     for step in session {
@@ -377,7 +382,11 @@ pub(super) fn run_plan(lowered: Lowered, env: &EnvFlags, repeat: &RepeatArgs, op
         let doc = Repeated::new(repeat.cache.clone(), repeat.background.clone(), cache_reports, bg_reports, runs);
         write(exporter, &Document::Repeated(&doc), out)
     } else {
-        write(exporter, &Document::Run(&last.result), out)
+        let streamed = opts.events.take_streamed();
+        match out {
+            Output::Given(None) if !streamed.is_empty() => rest_of_report(exporter, &Document::Run(&last.result), &streamed),
+            _ => write(exporter, &Document::Run(&last.result), out),
+        }
     };
     match written {
         Ok(()) => status,
@@ -442,6 +451,26 @@ fn write(exporter: &Formats, doc: &Document, out: &Output) -> Result<(), i32> {
             })
         }
     }
+}
+
+/// The report on stdout after the part of it already streamed there: what
+/// came before that part (a FAILED or PARTIAL banner) and what follows it.
+/// Were the streamed text not in the report, the whole report follows:
+/// shown twice rather than lost.
+fn rest_of_report(exporter: &Formats, doc: &Document, streamed: &str) -> Result<(), i32> {
+    super::events::echo_warnings(&doc.warnings());
+    let text = exporter.render(doc).map_err(|e| {
+        super::fail(format!("fsbench: error: {e}"));
+        1
+    })?;
+    let rest = match text.find(streamed) {
+        Some(at) => format!("{}{}", &text[..at], &text[at + streamed.len()..]),
+        None => text,
+    };
+    super::emit(&rest, &None).map_err(|e| {
+        super::fail(format!("fsbench: error: {e}"));
+        1
+    })
 }
 
 /// Append `text` to a file the workload named (created if missing).

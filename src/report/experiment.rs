@@ -37,8 +37,12 @@ pub fn charts(s: &ExperimentSummary, runs: &[ExperimentRun]) -> Vec<(String, Str
     metrics.dedup();
     let cells = in_file_order(s);
     let mut out = Vec::new();
+    let one_cell_of_a_sweep = super::experiment_iozone::per_cell_metric(s, runs);
     for m in metrics {
         let Some(unit) = charted(s, m) else { continue };
+        if one_cell_of_a_sweep(m) {
+            continue;
+        }
         let mut groups: Vec<BarGroup> = Vec::new();
         for c in &cells {
             let Some(x) = c.metrics.get(m) else { continue };
@@ -83,9 +87,14 @@ pub fn charts(s: &ExperimentSummary, runs: &[ExperimentRun]) -> Vec<(String, Str
     if let Some(svg) = by_io_size(s, runs) {
         out.push((format!("{BW}_by_io_size.svg"), svg));
     }
+    out.extend(super::experiment_iozone::charts(s, runs));
     // IOzone's matrix: a heat map per column of each cell, over its repeats.
     for c in &s.cells {
         let rs: Vec<_> = runs.iter().filter(|r| r.cell == c.cell && r.result.layout == "iozone").map(|r| &r.result).collect();
+        // A workload of one cell has no matrix to draw: its bars are above.
+        if rs.first().and_then(|r| super::layout::iozone::details(r)).is_some_and(|d| super::layout::iozone::cell_order(&d).len() < 2) {
+            continue;
+        }
         for (name, svg) in super::heatmap::iozone_heatmaps_mean(&rs) {
             out.push((format!("{}__{name}", c.cell.key()), svg));
         }
@@ -287,6 +296,7 @@ pub fn report(s: &ExperimentSummary) -> String {
         let zero = |m: &str| cells.iter().all(|c| c.metrics.get(m).is_none_or(|x| x.mean == 0.0 && x.sd == 0.0));
         let zeros: Vec<&str> = metrics.iter().map(|(m, _)| *m).filter(|m| zero(m)).collect();
         metrics.retain(|(m, _)| !zeros.contains(m));
+        let swept = super::experiment_iozone::drop_sweep_cells(&mut metrics);
         let heads: Vec<String> = metrics.iter().map(|(m, u)| format!("{m} ({u})")).collect();
         let header: Vec<&str> = vary.iter().copied().chain(["n"]).chain(heads.iter().map(String::as_str)).collect();
         let right: Vec<bool> = header.iter().enumerate().map(|(i, _)| i >= vary.len()).collect();
@@ -306,6 +316,9 @@ pub fn report(s: &ExperimentSummary) -> String {
         t += &table_padded(&header, &right, &rows, true);
         if !zeros.is_empty() {
             let _ = writeln!(t, "\n0 in every run: {}.", zeros.join(", "));
+        }
+        if swept {
+            let _ = writeln!(t, "\nEach IOzone cell's figures: the IOzone tables above.");
         }
         for factor in &vary {
             let comps: Vec<&FactorComparison> = f.comparisons.iter().filter(|x| &x.workload == w && x.factor == *factor).collect();
@@ -364,7 +377,7 @@ pub fn incomplete(s: &ExperimentSummary) -> Option<String> {
 /// Write report.md, summary.json, summary.csv and charts/ into `out`.
 pub fn write_all(out: &Path, s: &ExperimentSummary, runs: &[ExperimentRun]) -> Result<(), String> {
     let w = |p: &Path, text: &str| crate::environment::safety::write_output("the results directory's file", p, text.as_bytes());
-    w(&out.join("report.md"), &report(s))?;
+    w(&out.join("report.md"), &super::experiment_iozone::lead(report(s), s, runs))?;
     w(&out.join("summary.json"), &serde_json::to_string_pretty(s).map_err(|e| e.to_string())?)?;
     w(&out.join("summary.csv"), &crate::report::export::csv::experiment(s))?;
     let dir = out.join("charts");

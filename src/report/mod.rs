@@ -15,6 +15,7 @@ pub mod blkparse;
 pub mod chart;
 pub mod compare;
 pub mod experiment;
+pub mod experiment_iozone;
 pub mod export;
 pub mod format;
 pub mod heatmap;

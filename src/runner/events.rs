@@ -35,6 +35,20 @@ pub trait Events: Send + Sync {
     fn measuring(&self, label: &str, expected: &Expected, meter: Arc<Meter>);
     /// The window closed.
     fn measured(&self);
+    /// Whether the runner should hand its tool's own text (IOzone's
+    /// preamble and rows) to `stream` as it measures it: only when that
+    /// text is the report and goes to the terminal or a pipe, so the
+    /// runner formats nothing otherwise.
+    fn streams(&self) -> bool {
+        false
+    }
+    /// Text of the report, shown now, between measured passes.
+    fn stream(&self, _text: &str) {}
+    /// What `stream` has shown since last taken: the report written at the
+    /// end leaves it out.
+    fn take_streamed(&self) -> String {
+        String::new()
+    }
 }
 
 /// Keeps every warning and note, shows nothing: for tests and for runs

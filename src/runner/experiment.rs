@@ -590,6 +590,10 @@ fn is_raw(spec: &TargetSpec) -> bool {
     matches!(spec, TargetSpec::Device(_) | TargetSpec::ManagedDevice(_))
 }
 
+/// Longest progress line a run's figures make it (an 80-column terminal
+/// wraps the rest once, not fifteen times).
+const LINE_MAX: usize = 120;
+
 /// The progress line of a finished run: each unit's leading headline
 /// figure, and the IOPS of each of its other non-sync operations.
 fn one_line(r: &ExperimentRun) -> String {
@@ -606,10 +610,23 @@ fn one_line(r: &ExperimentRun) -> String {
     }
     let run = format!("{} / {} / {} / {} / r{}", c.target, c.workload, c.cache, c.background, r.repeat);
     if figures.is_empty() {
-        run
-    } else {
-        format!("{run}: {}", figures.join(", "))
+        return run;
     }
+    // One terminal line: an IOzone sweep has a figure per cell (dozens);
+    // all of them are in the run's record and the report.
+    let mut line = format!("{run}: {}", figures[0]);
+    let mut shown = 1;
+    for f in &figures[1..] {
+        if line.chars().count() + f.len() + 16 > LINE_MAX {
+            break;
+        }
+        line = format!("{line}, {f}");
+        shown += 1;
+    }
+    if shown < figures.len() {
+        let _ = std::fmt::Write::write_fmt(&mut line, format_args!(", +{} more", figures.len() - shown));
+    }
+    line
 }
 
 /// A run on disk that `--resume` need not redo: it loads and did not fail.

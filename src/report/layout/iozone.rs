@@ -200,6 +200,23 @@ fn figure(d: &IozoneDetails, file: u64, rec: u64, col: Column) -> Option<&CellFi
 
 /// The column header and one row per cell.
 pub fn table(d: &IozoneDetails) -> String {
+    let mut s = header(d);
+    for (file, rec) in cell_order(d) {
+        s.push_str(&row(d, file, rec));
+    }
+    s
+}
+
+/// What IOzone prints before its first row: the preamble and the two-line
+/// column header (what `fsbench iozone` streams before it measures).
+pub fn head(d: &IozoneDetails) -> String {
+    let mut s = preamble(d);
+    s.push_str(&header(d));
+    s
+}
+
+/// The two-line column header.
+fn header(d: &IozoneDetails) -> String {
     let e = extended(d);
     let mut s = String::new();
     s.push_str(HEADER1);
@@ -212,21 +229,24 @@ pub fn table(d: &IozoneDetails) -> String {
         s.push_str(HEADER2_E);
     }
     s.push('\n');
-    let tests: Vec<_> = TEXT.iter().chain(if e { TEXT_E } else { &[] }).collect();
-    for (file, rec) in cell_order(d) {
-        let _ = write!(s, "{file:>16}{rec:>8}");
-        for (test, cols, blank) in &tests {
-            if d.settings.tests.contains(test) {
-                for &(col, w) in cols.iter() {
-                    let v = figure(d, file, rec, col).map(|c| int(value(c, d.settings.units))).unwrap_or(0);
-                    let _ = write!(s, "{v:>w$}");
-                }
-            } else {
-                s.push_str(&" ".repeat(*blank));
+    s
+}
+
+/// One cell's row, from the figures measured so far.
+pub fn row(d: &IozoneDetails, file: u64, rec: u64) -> String {
+    let tests = TEXT.iter().chain(if extended(d) { TEXT_E } else { &[] });
+    let mut s = format!("{file:>16}{rec:>8}");
+    for (test, cols, blank) in tests {
+        if d.settings.tests.contains(test) {
+            for &(col, w) in cols.iter() {
+                let v = figure(d, file, rec, col).map(|c| int(value(c, d.settings.units))).unwrap_or(0);
+                let _ = write!(s, "{v:>w$}");
             }
+        } else {
+            s.push_str(&" ".repeat(*blank));
         }
-        s.push('\n');
     }
+    s.push('\n');
     s
 }
 
@@ -517,33 +537,10 @@ const LAT_PCTS: &[(f64, &str)] = &[(50.0, "p50"), (99.0, "p99"), (99.9, "p99.9")
 pub fn fsbench_part(r: &RunResult, d: &IozoneDetails) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "fsbench: (not in IOzone's output; latency of each I/O call in µs, CPU = user+system CPU over the pass's time)");
-    let _ = write!(s, "{:>16} {:>8}  {:<14} {:>10}", "kB", "reclen", "column", "ops");
-    for (_, name) in LAT_PCTS {
-        let _ = write!(s, " {name:>9}");
-    }
-    let _ = writeln!(s, " {:>9} {:>7}", "max", "CPU%");
-    for j in &r.jobs {
-        let cell = parse_cell(&j.name);
-        for o in &j.ops {
-            let _ = write!(
-                s,
-                "{:>16} {:>8}  {:<14} {:>10}",
-                cell.map(|c| c.0.to_string()).unwrap_or_else(|| j.name.clone()),
-                cell.map(|c| c.1.to_string()).unwrap_or_default(),
-                o.name,
-                o.ops
-            );
-            for (p, _) in LAT_PCTS {
-                let v = if o.lat.count() == 0 { "-".to_string() } else { us(o.lat.percentile(*p) as f64) };
-                let _ = write!(s, " {v:>9}");
-            }
-            let v = if o.lat.count() == 0 { "-".to_string() } else { us(o.lat.max() as f64) };
-            let cpu = cell
-                .and_then(|(f, rc)| Column::from_name(&o.name).and_then(|col| figure(d, f, rc, col)))
-                .map(|c| format!("{:.2}", c.cpu_pct()))
-                .unwrap_or_else(|| "-".into());
-            let _ = writeln!(s, " {v:>9} {cpu:>7}");
-        }
+    if r.jobs.len() > PER_CELL_MAX {
+        per_column(&mut s, r, d);
+    } else {
+        per_cell(&mut s, r, d);
     }
     let missing: Vec<&ThroughputFigure> = d.throughput.iter().filter(|t| !THROUGHPUT.iter().any(|x| x.0 == t.column)).collect();
     if !missing.is_empty() {
@@ -558,6 +555,99 @@ pub fn fsbench_part(r: &RunResult, d: &IozoneDetails) -> String {
         super::group(&mut s, g, &members);
     }
     s
+}
+
+/// Up to this many cells the latency lines are one per cell and column;
+/// beyond it (an auto run: hundreds of cells, thousands of lines) one line
+/// per column, every cell's figures staying in the JSON result and the
+/// `--charts` heat maps.
+const PER_CELL_MAX: usize = 8;
+
+fn lat_header(s: &mut String, first: &str, second: &str) {
+    let _ = write!(s, "{first:>16} {second:>8}  {:<14} {:>10}", "column", "ops");
+    for (_, name) in LAT_PCTS {
+        let _ = write!(s, " {name:>9}");
+    }
+    let _ = writeln!(s, " {:>9} {:>7}", "max", "CPU%");
+}
+
+fn lat_figures(s: &mut String, lat: &crate::measure::hist::LatencyHist) {
+    for (p, _) in LAT_PCTS {
+        let v = if lat.count() == 0 { "-".to_string() } else { us(lat.percentile(*p) as f64) };
+        let _ = write!(s, " {v:>9}");
+    }
+    let v = if lat.count() == 0 { "-".to_string() } else { us(lat.max() as f64) };
+    let _ = write!(s, " {v:>9}");
+}
+
+/// One line per cell and column.
+fn per_cell(s: &mut String, r: &RunResult, d: &IozoneDetails) {
+    lat_header(s, "kB", "reclen");
+    for j in &r.jobs {
+        let cell = parse_cell(&j.name);
+        for o in &j.ops {
+            let _ = write!(
+                s,
+                "{:>16} {:>8}  {:<14} {:>10}",
+                cell.map(|c| c.0.to_string()).unwrap_or_else(|| j.name.clone()),
+                cell.map(|c| c.1.to_string()).unwrap_or_default(),
+                o.name,
+                o.ops
+            );
+            lat_figures(s, &o.lat);
+            let cpu = cell
+                .and_then(|(f, rc)| Column::from_name(&o.name).and_then(|col| figure(d, f, rc, col)))
+                .map(|c| format!("{:.2}", c.cpu_pct()))
+                .unwrap_or_else(|| "-".into());
+            let _ = writeln!(s, " {cpu:>7}");
+        }
+    }
+}
+
+/// One line per column over every cell: the calls' latency merged, the
+/// median CPU share of its passes, and the cell with the slowest p99.
+fn per_column(s: &mut String, r: &RunResult, d: &IozoneDetails) {
+    let _ = writeln!(
+        s,
+        "per column over its {} cells (each cell's line: --output-format json, jobs[].ops[].lat; heat maps: --charts DIR)",
+        r.jobs.len()
+    );
+    lat_header(s, "cells", "");
+    let mut names: Vec<&str> = Vec::new();
+    for o in r.jobs.iter().flat_map(|j| &j.ops) {
+        if !names.contains(&o.name.as_str()) {
+            names.push(&o.name);
+        }
+    }
+    let mut worst_lines = Vec::new();
+    for name in names {
+        let mut lat = crate::measure::hist::LatencyHist::default();
+        let (mut cells, mut ops, mut cpu) = (0, 0, Vec::new());
+        let mut worst: Option<(u64, &str)> = None;
+        for j in &r.jobs {
+            for o in j.ops.iter().filter(|o| o.name == name) {
+                cells += 1;
+                ops += o.ops;
+                lat.merge(&o.lat);
+                if o.lat.count() > 0 && worst.is_none_or(|w| o.lat.percentile(99.0) > w.0) {
+                    worst = Some((o.lat.percentile(99.0), &j.name));
+                }
+                let fig = parse_cell(&j.name).and_then(|(f, rc)| Column::from_name(name).and_then(|c| figure(d, f, rc, c)));
+                cpu.extend(fig.map(CellFigure::cpu_pct));
+            }
+        }
+        let _ = write!(s, "{cells:>16} {:>8}  {name:<14} {ops:>10}", "");
+        lat_figures(s, &lat);
+        cpu.sort_by(f64::total_cmp);
+        let cpu = cpu.get(cpu.len() / 2).map(|c| format!("{c:.2}")).unwrap_or_else(|| "-".into());
+        let _ = writeln!(s, " {cpu:>7}");
+        if let Some((p99, cell)) = worst {
+            worst_lines.push(format!("{name} {} ({cell})", us(p99 as f64)));
+        }
+    }
+    if !worst_lines.is_empty() {
+        let _ = writeln!(s, "slowest cell's p99 (µs, kB/reclen): {}", worst_lines.join(", "));
+    }
 }
 
 /// `<file kB>k/<record kB>k` to its sizes.

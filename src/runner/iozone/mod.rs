@@ -33,7 +33,7 @@ use crate::model::iozone::{Column, IozonePlan, Test};
 use crate::result::iozone::{CellFigure, IozoneDetails};
 use crate::result::{Headline, JobResult, OpClass, OpStats, RunResult};
 use crate::runner::buffers::Buffers;
-use crate::runner::events::{Expected, Meter, Warnings};
+use crate::runner::events::{Events, Expected, Meter, Warnings};
 use crate::runner::window::Window;
 use crate::runner::{RunError, RunOptions};
 use pass::{NoRecord, PassCtx, PassOut, Recorder};
@@ -269,14 +269,21 @@ pub(crate) struct Outcome {
 }
 
 /// Single-process mode: every cell, every test, every pass, in order.
+/// With `rows`, IOzone's preamble is shown before the first pass and each
+/// cell's row once its last pass is done, as IOzone prints them: between
+/// passes, never inside a timed one.
 pub(crate) fn run_cells<R: Recorder>(
     plan: &IozonePlan,
     stop: &AtomicBool,
     created: &mut Created,
     meter: &Meter,
     rec: &mut R,
+    rows: Option<&dyn Events>,
 ) -> Result<Outcome, String> {
     let mut details = IozoneDetails { settings: plan.clone(), cells: Vec::new(), throughput: Vec::new() };
+    if let Some(ev) = rows {
+        ev.stream(&crate::report::layout::iozone::head(&details));
+    }
     let mut jobs = Vec::new();
     let mut partial = false;
     let mut largest = 0;
@@ -334,6 +341,9 @@ pub(crate) fn run_cells<R: Recorder>(
         jobs.push(job(format!("{file_kb}k/{rec_kb}k"), 1, elapsed, ops, plan, partial));
         if partial {
             break 'cells;
+        }
+        if let Some(ev) = rows {
+            ev.stream(&crate::report::layout::iozone::row(&details, file_kb, rec_kb));
         }
     }
     Ok(Outcome { jobs, details, partial })
@@ -474,8 +484,11 @@ pub(crate) fn run_plan(
     let window = Window::open(opts, "iozone", &Expected { bytes: expected_bytes(plan), ..Default::default() }, &dirs);
     let meter = window.meter.clone();
     let mut created = Created::default();
+    // Only IOzone's own text layout streams; throughput mode (`-t`) prints
+    // its blocks at the end (each is one measured span of all children).
+    let rows = (layout == LAYOUT && opts.events.streams()).then_some(&*opts.events);
     let outcome = match &plan.throughput {
-        None => run_cells(plan, &opts.stop, &mut created, &meter, &mut NoRecord),
+        None => run_cells(plan, &opts.stop, &mut created, &meter, &mut NoRecord, rows),
         Some(t) => throughput::run(plan, t, &opts.stop, &mut created, &meter),
     };
     let group = window.close(opts);

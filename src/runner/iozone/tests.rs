@@ -299,7 +299,7 @@ fn run_cells_follows_the_plan_and_removes_its_file() {
     plan.no_retest = true;
     let stop = AtomicBool::new(false);
     let mut created = Created::default();
-    let out = run_cells(&plan, &stop, &mut created, &Meter::default(), &mut NoRecord).unwrap();
+    let out = run_cells(&plan, &stop, &mut created, &Meter::default(), &mut NoRecord, None).unwrap();
     assert!(!out.partial);
     assert_eq!(out.jobs.iter().map(|j| j.name.as_str()).collect::<Vec<_>>(), ["64k/4k", "64k/16k"]);
     let want = ["write", "read", "random_read", "random_write", "bkwd_read", "record_rewrite", "stride_read", "fwrite", "fread"];
@@ -333,7 +333,7 @@ fn backward_read_runs_a_second_unreported_pass_unless_no_retest() {
         plan.no_retest = no_retest;
         let mut created = Created::default();
         let mut reads = Reads::default();
-        let out = run_cells(&plan, &AtomicBool::new(false), &mut created, &Meter::default(), &mut reads).unwrap();
+        let out = run_cells(&plan, &AtomicBool::new(false), &mut created, &Meter::default(), &mut reads, None).unwrap();
         assert_eq!(reads.0, passes * N, "-+n {no_retest}");
         let bk = out.jobs[0].op("bkwd_read").unwrap();
         assert_eq!((bk.ops, bk.lat.count()), (N, N), "one pass is reported");
@@ -348,7 +348,7 @@ fn a_stopped_run_is_partial_and_stops_early() {
     plan.tests = vec![Test::Write, Test::Read];
     let stop = AtomicBool::new(true);
     let mut created = Created::default();
-    let out = run_cells(&plan, &stop, &mut created, &Meter::default(), &mut NoRecord).unwrap();
+    let out = run_cells(&plan, &stop, &mut created, &Meter::default(), &mut NoRecord, None).unwrap();
     assert!(out.partial);
     assert!(out.details.cells.is_empty());
     created.finish(false).unwrap();
