@@ -189,7 +189,8 @@ fn spans(log: &str) -> Vec<&'static str> {
         if w.next() != Some(io_tid.as_str()) {
             continue;
         }
-        let call = w.next().unwrap_or("");
+        // strace pads the pid to five columns: a four-digit pid is followed by two spaces.
+        let call = w.next().unwrap_or("").trim_start();
         let ret = call.rsplit(" = ").next().unwrap_or("").trim();
         if call.starts_with("clone") {
             break;
