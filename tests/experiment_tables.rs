@@ -68,8 +68,22 @@ runtime = "1"
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     let heading = "## Filebench: ops/s and write share (seed 000)";
     assert!(report.find(heading).unwrap() < report.find("## Workload varmail").unwrap(), "the seed's table leads");
-    let rows = table_after(&report, heading);
+    // The seed's layout first: a row per personality, a column per scenario / load in file order.
+    let pivot = table_after(&report, heading);
+    let combos = ["warm / none", "warm / files", "cold / none", "cold / files"];
+    let header: Vec<String> = ["workload".to_string()].into_iter().chain(combos.iter().map(|c| format!("ops/s (range): {c}"))).collect();
+    assert_eq!(pivot[0], header);
+    assert_eq!(pivot.len(), 2, "one row per personality: {pivot:?}");
+    let shares = table_after(&report, "| workload | write share: warm / none");
+    assert_eq!(shares.len(), 2, "{shares:?}");
+    let rows = table_after(&report, "### Filebench per cell: the spread and the counts behind the write share");
     let (cache, bg) = (column(&rows, "cache"), column(&rows, "background"));
+    for (i, r) in rows[1..].iter().enumerate() {
+        // The pivot's cells are the per-cell rows' figures, placed by their levels.
+        let median = r[column(&rows, "ops/s median [min–max]")].split(" [").next().unwrap().to_string();
+        assert_eq!(pivot[1][1 + i], format!("{median} ({})", r[column(&rows, "range")]), "{pivot:?} {r:?}");
+        assert_eq!(shares[1][1 + i], r[column(&rows, "write share")]);
+    }
     let order: Vec<(&str, &str)> = rows[1..].iter().map(|r| (r[cache].as_str(), r[bg].as_str())).collect();
     assert_eq!(order, [("warm", "none"), ("warm", "files"), ("cold", "none"), ("cold", "files")]);
     let runs = runs_of(&out);
