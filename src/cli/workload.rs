@@ -97,7 +97,9 @@ fn prepare(f: &dyn Frontend, m: &ArgMatches) -> Result<Prepared, i32> {
         let args: Vec<String> = m.get_many::<String>("args").map(|v| v.cloned().collect()).unwrap_or_default();
         let mut own = with_common_flags(f.command()).bin_name(format!("fsbench {name}")).no_binary_name(true);
         if args.iter().any(|a| a == "--help" || a == "-h") {
-            println!("Usage: fsbench {name} [ARGS...] [fsbench flags]\n\n{}\n\n{}", f.reads(), own.render_long_help());
+            // A reader that stops early (`| head`) is no error: println! would panic on the closed pipe.
+            let help = format!("Usage: fsbench {name} [ARGS...] [fsbench flags]\n\n{}\n\n{}", f.reads(), own.render_long_help());
+            let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), format!("{help}\n").as_bytes());
             return Err(0);
         }
         let (mine, rest) = split(&f.normalize_args(args), &own);
