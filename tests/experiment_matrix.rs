@@ -13,23 +13,30 @@ fn shipped(name: &str) -> fsbench::model::experiment::Experiment {
 
 #[test]
 fn delalloc_study_flags_only_the_non_allocating_workloads() {
-    let exp = shipped("delalloc.toml");
+    let exp = shipped("seed-002.toml");
     let w = allocation_warnings(&exp);
     let flagged: Vec<&str> =
         exp.workloads.iter().map(|w| w.label.as_str()).filter(|l| w.iter().any(|x| x.contains(&format!("'{l}'")))).collect();
-    // YCSB C only reads: the allocation settings cannot change what it does.
-    assert_eq!(flagged, vec!["seed-job", "seed-write-fsync1", "ycsb-c"], "{w:?}");
+    // The seed's sections are O_DIRECT into a laid-out file; YCSB C only
+    // reads: the allocation settings cannot change what they do.
+    let seed: Vec<String> =
+        ["read", "write", "randread", "randwrite", "rw", "randrw", "write-fsync0", "write-fsync1", "randwrite-fsync0", "randwrite-fsync1"]
+            .iter()
+            .map(|s| format!("seed-{s}"))
+            .collect();
+    let want: Vec<&str> = seed.iter().map(String::as_str).chain(["ycsb-c"]).collect();
+    assert_eq!(flagged, want, "{w:?}");
 }
 
 #[test]
 fn no_allocation_warning_without_differing_allocation_settings() {
-    assert!(allocation_warnings(&shipped("environment.toml")).is_empty());
+    assert!(allocation_warnings(&shipped("seed-000.toml")).is_empty());
 }
 
 #[test]
 fn every_cell_and_repeat_is_planned_once() {
-    let exp = shipped("environment.toml");
-    let p = matrix(&exp, "t");
+    let exp = shipped("seed-000.toml");
+    let p = matrix(&exp, "ext4-ordered");
     assert_eq!(exp.workloads.len(), 4);
     assert_eq!(p.len(), exp.workloads.len() * 3 * 3 * 3);
     let names: std::collections::HashSet<String> = p.iter().map(|x| run_file_name(&x.cell, x.repeat)).collect();
@@ -41,7 +48,7 @@ fn every_cell_and_repeat_is_planned_once() {
 fn the_iozone_experiments_pass_the_check_made_before_anything_runs() {
     // `-U ${target}` names the file system the experiment mounts itself:
     // the check before the run must not demand a mount point yet.
-    for name in ["iozone-sweep.toml", "iozone-filesystems.toml"] {
+    for name in ["seed-001.toml", "seed-004.toml"] {
         let exp = shipped(name);
         if let Err(problems) = fsbench::runner::experiment::preflight(&exp, false, false) {
             let about_workloads: Vec<&String> = problems.iter().filter(|p| p.contains("workload")).collect();
@@ -54,26 +61,29 @@ fn the_iozone_experiments_pass_the_check_made_before_anything_runs() {
 const SEED_003_SIZES: [&str; 13] = ["4k", "8k", "16k", "32k", "64k", "128k", "256k", "512k", "1m", "2m", "4m", "8m", "16m"];
 
 #[test]
-fn blockdev_vs_fs_sweeps_the_seeds_block_sizes_on_a_raw_loop_device_and_a_file_on_ext2() {
+fn seed_003_sweeps_the_seeds_block_sizes_on_a_raw_loop_device_and_a_file_on_ext2() {
     use fsbench::model::environment::{DeviceSource, TargetSpec};
     use fsbench::model::recipe::Placement;
-    let exp = shipped("blockdev-vs-fs.toml");
+    let exp = shipped("seed-003.toml");
     let loop_of = |spec: &TargetSpec| match spec {
-        TargetSpec::ManagedDevice(DeviceSource::Loop { size, .. }) => Some(("raw", *size)),
-        TargetSpec::Managed { fs, device: DeviceSource::Loop { size, .. }, .. } if fs == "ext2" => Some(("ext2", *size)),
+        TargetSpec::ManagedDevice(DeviceSource::Loop { size, .. }) => Some(("raw".to_string(), *size)),
+        TargetSpec::Managed { fs, device: DeviceSource::Loop { size, .. }, .. } => Some((fs.clone(), *size)),
         _ => None,
     };
     let kinds: Vec<_> = exp.targets.iter().map(|t| loop_of(&t.spec)).collect();
-    assert_eq!(kinds, vec![Some(("raw", 1 << 30)), Some(("ext2", 1 << 30))], "{:?}", exp.targets);
-    // One matrix: the fill, then every size written and read, all fio jobs.
+    let want_kinds: Vec<_> = ["raw", "ext2", "ext3", "ext4", "xfs", "btrfs"].iter().map(|k| Some((k.to_string(), 8u64 << 30))).collect();
+    assert_eq!(kinds, want_kinds, "{:?}", exp.targets);
+    // The sweep: the fill, then every size written and read, all fio jobs on raw and ext2.
     let mut want = vec!["fill".to_string()];
     for dir in ["write", "read"] {
         want.extend(SEED_003_SIZES.iter().map(|bs| format!("{dir}-{bs}")));
     }
-    let labels: Vec<&str> = exp.workloads.iter().map(|w| w.label.as_str()).collect();
+    let exp_sweep: Vec<_> = exp.workloads.iter().filter(|w| w.family == "fio").collect();
+    let labels: Vec<&str> = exp_sweep.iter().map(|w| w.label.as_str()).collect();
     assert_eq!(labels, want);
-    assert!(exp.workloads.iter().all(|w| w.family == "fio"));
-    assert_eq!(matrix(&exp, "raw").len(), 27 * 5, "5 repeats of each workload, cold");
+    assert!(exp_sweep.iter().all(|w| w.only.as_deref() == Some(&["raw".to_string(), "ext2".to_string()][..])));
+    assert_eq!(matrix(&exp, "raw").len(), 27 * 5, "5 repeats of each sweep workload, cold, and no Bonnie++ on the raw device");
+    assert_eq!(matrix(&exp, "ext2").len(), 28 * 5, "the sweep and Bonnie++");
 
     // Planned on the raw device, every job reads or writes the device itself;
     // on the file system, one file in the mount point. Each at its label's
@@ -81,7 +91,7 @@ fn blockdev_vs_fs_sweeps_the_seeds_block_sizes_on_a_raw_loop_device_and_a_file_o
     // per target and direction in the size chart.
     let dev = Path::new("/dev/loop-standin");
     let mnt = Path::new("/mnt/standin");
-    for w in &exp.workloads {
+    for w in exp_sweep {
         // The fill writes in 1 MiB blocks.
         let (dir, bs) = w.label.split_once('-').unwrap_or((w.label.as_str(), "1m"));
         for (at, is_device) in [(dev, true), (mnt, false)] {
@@ -100,7 +110,7 @@ fn blockdev_vs_fs_sweeps_the_seeds_block_sizes_on_a_raw_loop_device_and_a_file_o
         }
     }
     // A quicker look is one --set away.
-    let quick = load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/experiments/blockdev-vs-fs.toml"), &["rsize=128m".into()])
+    let quick = load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/experiments/seed-003.toml"), &["rsize=128m".into()])
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(quick.params["rsize"], "128m");
 
@@ -111,8 +121,8 @@ fn blockdev_vs_fs_sweeps_the_seeds_block_sizes_on_a_raw_loop_device_and_a_file_o
 }
 
 #[test]
-fn bonnie_filesystems_has_every_file_system_fsbench_makes_the_unmountable_ones_commented_with_why() {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/experiments/bonnie-filesystems.toml");
+fn seed_003_runs_bonnie_on_every_file_system_fsbench_makes_the_unmountable_ones_commented_with_why() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/experiments/seed-003.toml");
     let text = std::fs::read_to_string(&file).unwrap();
     let active = ["ext2", "ext3", "ext4", "xfs", "btrfs"];
     for fs in ["f2fs", "nilfs2", "jfs", "vfat"] {
@@ -124,17 +134,18 @@ fn bonnie_filesystems_has_every_file_system_fsbench_makes_the_unmountable_ones_c
     for fs in active {
         assert!(text.contains(&format!("\nfs = \"{fs}\"")), "{fs} is an active target");
     }
-    let exp = shipped("bonnie-filesystems.toml");
-    let labels: Vec<&str> = exp.targets.iter().map(|t| t.label.as_str()).collect();
-    assert_eq!(labels, active);
-    assert!(exp.workloads.iter().all(|w| w.family == "bonnie"), "{:?}", exp.workloads);
-    assert_eq!(exp.repeat, 3);
+    let exp = shipped("seed-003.toml");
+    let bonnie: Vec<_> = exp.workloads.iter().filter(|w| w.family == "bonnie").collect();
+    let [b] = bonnie.as_slice() else { panic!("one Bonnie++ workload: {:?}", exp.workloads) };
+    let on: Vec<&str> = exp.targets.iter().map(|t| t.label.as_str()).filter(|t| b.runs_on(t)).collect();
+    assert_eq!(on, active, "Bonnie++ on every file system, not on the raw device");
+    assert_eq!(exp.repeat, 5);
     if let Err(problems) = fsbench::runner::experiment::preflight(&exp, false, false) {
         let about_workloads: Vec<&String> = problems.iter().filter(|p| p.contains("workload")).collect();
         assert!(about_workloads.is_empty(), "{about_workloads:?}");
     }
     // The seed's scale is one --set away.
-    load(&file, &["size=256".into(), "ram=128".into(), "files=16".into()]).unwrap_or_else(|e| panic!("{e}"));
+    load(&file, &["bonnie_size=256".into(), "bonnie_ram=128".into(), "bonnie_files=16".into()]).unwrap_or_else(|e| panic!("{e}"));
 }
 
 #[test]
@@ -142,7 +153,7 @@ fn every_shipped_workload_keeps_its_files_in_its_target() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/experiments");
     let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
     files.sort();
-    assert!(files.len() >= 6, "{files:?}");
+    assert!(files.len() >= 5, "{files:?}");
     for f in files.iter().filter(|f| f.ends_with(".toml")) {
         let exp = shipped(f);
         // Targets this machine cannot set up are not this test's business.

@@ -37,7 +37,9 @@ fn seed_job_file_runs_unchanged_with_command_line_overrides() {
     let dir = disk_tempdir();
     let seed = concat!(env!("CARGO_MANIFEST_DIR"), "/workloads/fio/seed-002-delalloc.fio");
     let file = dir.path().join("seedfile");
-    let v = fio_json(&[seed, "--size=16m", "--runtime=1", "--ramp_time=0", &format!("--filename={}", file.display())]);
+    // The two sections the paper prints (the file adds the seed's other patterns after them).
+    let (read, write) = ("--section=read-4k-para", "--section=write-4k-para");
+    let v = fio_json(&[seed, read, write, "--size=16m", "--runtime=1", "--ramp_time=0", &format!("--filename={}", file.display())]);
     let jobs = v["jobs"].as_array().unwrap();
     assert_eq!(jobs.len(), 2, "two sections, stonewalled, group_reporting");
     assert_eq!(jobs[0]["name"], "read-4k-para");

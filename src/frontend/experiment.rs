@@ -23,6 +23,7 @@
 //! args = ["--size=${size}", "--filename=${target}/f"]
 //! [[workload]]
 //! label = "fileserver"
+//! targets = ["ext4-nodelalloc"]  # only on these targets (default: every target)
 //! filebench = "fileserver"       # a shipped personality, or a .f file relative to this file
 //! set = { nfiles = "${nfiles}" } # `set $name` overrides; $dir defaults to ${target}
 //! runtime = 30                   # seconds (optional)
@@ -241,7 +242,9 @@ pub fn parse(text: &str, path: &Path, sets: &[String]) -> Result<Experiment, Exp
             _ => return Err(loc.span(l, "label", "expected a string")),
         }
     }
-    let workloads = raw.workload.iter().zip(&labels).map(|(w, l)| workload(&loc, w, l, &base)).collect::<Result<Vec<_>, _>>()?;
+    let target_labels: Vec<&str> = targets.iter().map(|t| t.label.as_str()).collect();
+    let workloads =
+        raw.workload.iter().zip(&labels).map(|(w, l)| workload(&loc, w, l, &base, &target_labels)).collect::<Result<Vec<_>, _>>()?;
     unique(&loc, labels.iter(), "workload.label")?;
     let trace = match &raw.trace {
         None => None,
@@ -382,17 +385,26 @@ fn device_source(loc: &Locator, t: &RawTarget, params: &BTreeMap<String, String>
     })
 }
 
+/// The keys every `[[workload]]` may have, whatever its family.
+const COMMON_WORKLOAD_KEYS: [&str; 2] = ["label", "targets"];
+
 /// One `[[workload]]`: the family whose keys it uses checks it.
-fn workload(loc: &Locator, w: &RawWorkload, label: &Spanned<String>, base: &Path) -> Result<MatrixWorkload, ExperimentError> {
+fn workload(
+    loc: &Locator,
+    w: &RawWorkload,
+    label: &Spanned<String>,
+    base: &Path,
+    target_labels: &[&str],
+) -> Result<MatrixWorkload, ExperimentError> {
     let owner = |k: &str| FRONTENDS.iter().copied().find(|f| f.workload_keys().contains(&k));
     let mut family: Option<(&'static dyn crate::frontend::Frontend, &str)> = None;
-    for (k, v) in w.iter().filter(|(k, _)| k.as_str() != "label") {
+    for (k, v) in w.iter().filter(|(k, _)| !COMMON_WORKLOAD_KEYS.contains(&k.as_str())) {
         let Some(f) = owner(k) else {
             let known: Vec<String> = FRONTENDS.iter().map(|f| format!("{} ({})", f.workload_keys().join(", "), f.name())).collect();
             return Err(loc.span(
                 v,
                 k,
-                format!("unknown workload key '{k}'; expected label and the keys of one family: {}", known.join("; ")),
+                format!("unknown workload key '{k}'; expected label, targets and the keys of one family: {}", known.join("; ")),
             ));
         };
         match family {
@@ -419,8 +431,37 @@ fn workload(loc: &Locator, w: &RawWorkload, label: &Spanned<String>, base: &Path
         let how: Vec<String> = FRONTENDS.iter().map(|f| format!("{} = ... ({})", f.workload_keys()[0], f.name())).collect();
         return Err(loc.span(label, "workload", format!("the workload names no family: expected one of {}", how.join(", "))));
     };
+    let only = w.get("targets").map(|v| only_targets(loc, v, target_labels)).transpose()?;
     let def = WorkloadDef { label: label.get_ref().clone(), base: base.to_path_buf(), keys: w, loc, label_at: label.span().start };
-    Ok(MatrixWorkload { label: def.label.clone(), family: f.name(), recipe: f.lower_workload(&def)? })
+    Ok(MatrixWorkload { label: def.label.clone(), family: f.name(), recipe: f.lower_workload(&def)?, only })
+}
+
+/// `targets = ["raw", "ext2"]`: the `[[target]]` labels a workload runs on,
+/// each once. An empty list would plan a workload that never runs, which is
+/// a mistake rather than a way to switch it off (comment it out instead).
+fn only_targets(loc: &Locator, v: &Spanned<toml::Value>, target_labels: &[&str]) -> Result<Vec<String>, ExperimentError> {
+    let have = || format!("the [[target]] labels are: {}", target_labels.join(", "));
+    let toml::Value::Array(items) = v.get_ref() else {
+        return Err(loc.span(v, "targets", format!("expected an array of target labels, e.g. [\"{}\"]; {}", target_labels[0], have())));
+    };
+    if items.is_empty() {
+        return Err(loc.span(v, "targets", format!("an empty list runs the workload nowhere; {}", have())));
+    }
+    let mut out: Vec<String> = Vec::new();
+    for item in items {
+        let toml::Value::String(t) = item else {
+            return Err(loc.span(v, "targets", format!("expected target labels (strings), found {}; {}", item.type_str(), have())));
+        };
+        if !target_labels.contains(&t.as_str()) {
+            let hint = crate::frontend::suggest::nearest(t, target_labels.iter().copied(), 2).map(|s| format!(" (did you mean '{s}'?)"));
+            return Err(loc.span(v, "targets", format!("no target '{t}'{}; {}", hint.unwrap_or_default(), have())));
+        }
+        if out.contains(t) {
+            return Err(loc.span(v, "targets", format!("target '{t}' is listed twice")));
+        }
+        out.push(t.clone());
+    }
+    Ok(out)
 }
 
 /// One `[[workload]]` table as its family reads it: typed getters whose
@@ -595,12 +636,40 @@ args = ["--name=w", "--rw=write", "--size=${size}", "--directory=${target}"]
     #[test]
     fn shipped_experiments_parse() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/experiments");
-        for f in ["delalloc.toml", "environment.toml"] {
+        for f in ["seed-000.toml", "seed-002.toml"] {
             let e = load(&dir.join(f), &[]).unwrap_or_else(|e| panic!("{e}"));
             assert!(e.repeat >= 3 && !e.workloads.is_empty(), "{f}");
         }
-        let e = load(&dir.join("environment.toml"), &["pollute=2g".into()]).unwrap();
+        let e = load(&dir.join("seed-000.toml"), &["pollute=2g".into()]).unwrap();
         assert!(e.caches.contains(&CacheScenario::Polluted(2 << 30)));
+    }
+
+    #[test]
+    fn a_workload_runs_on_the_targets_it_lists() {
+        let text = GOOD.replace("[[workload]]\nlabel = \"w\"", "[[workload]]\nlabel = \"w\"\ntargets = [\"ext4\"]");
+        let e = parse_str(&text).unwrap();
+        assert_eq!(e.workloads[0].only.as_deref(), Some(&["ext4".to_string()][..]));
+        assert!(e.workloads[0].runs_on("ext4") && !e.workloads[0].runs_on("dir"));
+        let all = parse_str(GOOD).unwrap();
+        assert!(all.workloads[0].only.is_none() && all.workloads[0].runs_on("dir"));
+    }
+
+    #[test]
+    fn a_workload_naming_no_such_target_is_located() {
+        let with = |v: &str| GOOD.replace("[[workload]]\nlabel = \"w\"", &format!("[[workload]]\nlabel = \"w\"\ntargets = {v}"));
+        let e = err_at(&with("[\"dir\", \"nope\"]"));
+        assert_eq!((e.line, e.col, e.key.as_deref()), (18, 11, Some("targets")), "{e}");
+        assert!(e.message.contains("'nope'") && e.message.contains("dir, ext4"), "the labels there are: {e}");
+        let e = err_at(&with("[\"ext\"]"));
+        assert!(e.message.contains("did you mean 'ext4'"), "{e}");
+        let e = err_at(&with("[]"));
+        assert!(e.message.contains("empty") && e.line == 18, "{e}");
+        let e = err_at(&with("\"ext4\""));
+        assert!(e.message.contains("expected an array"), "{e}");
+        let e = err_at(&with("[\"ext4\", \"ext4\"]"));
+        assert!(e.message.contains("twice"), "{e}");
+        let e = err_at(&with("[1]"));
+        assert!(e.message.contains("integer"), "{e}");
     }
 
     #[test]

@@ -56,4 +56,15 @@ pub struct MatrixWorkload {
     pub label: String,
     pub family: &'static str,
     pub recipe: Arc<dyn Recipe>,
+    /// The target labels it runs on (`targets = [...]`); `None` = every
+    /// target. One experiment can then hold a seed whose parts need
+    /// different targets (a raw device sweep and a file-system survey).
+    pub only: Option<Vec<String>>,
+}
+
+impl MatrixWorkload {
+    /// Whether the matrix has this workload on `target` (a label).
+    pub fn runs_on(&self, target: &str) -> bool {
+        self.only.as_ref().is_none_or(|o| o.iter().any(|t| t == target))
+    }
 }

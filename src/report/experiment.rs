@@ -258,9 +258,12 @@ pub fn report(s: &ExperimentSummary) -> String {
     let repeats = s.cells.iter().map(|c| c.runs + c.failed).max().unwrap_or(0);
     let count = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
     let missing = planned.saturating_sub(done + failed);
+    let full = [levels.target.len(), levels.workload.len(), levels.cache.len(), levels.background.len(), repeats].iter().product::<usize>();
+    // Workloads restricted to some targets (`targets = [...]`) leave cells out of the product.
+    let sparse = if planned < full { ", each workload on the targets it runs on" } else { "" };
     let _ = writeln!(
         t,
-        "{done} of {} in the statistics{}: {} × {} × {} × {} × up to {}.",
+        "{done} of {} in the statistics{}: {} × {} × {} × {} × up to {}{sparse}.",
         count(planned, "planned run"),
         if failed + missing > 0 { format!(" ({failed} FAILED and left out, {missing} not run)") } else { String::new() },
         count(levels.target.len(), "target"),
@@ -272,7 +275,7 @@ pub fn report(s: &ExperimentSummary) -> String {
     let _ = writeln!(
         t,
         "Each cell: mean ± sd over its repeats (sd to two significant figures), CV = sd / mean, n = runs in the statistics. \
-         Each factor that varies: every level against the first in the experiment file (the baseline), the other factors held fixed; \
+         Each factor that varies: every level against the first in the experiment file that the cell's workload has (the baseline), the other factors held fixed; \
          Δ% = level / baseline − 1 with Fieller's 95% interval; p from Welch's t-test, adjusted by Holm's method over all {} \
          in this report, significant below 0.05; \"ran k ± sd times faster\" is the ratio of the means with the sd propagated from the cells' (as hyperfine prints it). \
          Every metric of every cell is in summary.csv and summary.json; charts/ has the headline metrics.",

@@ -1,7 +1,7 @@
 //! Runs an experiment matrix: for each target (set up once, torn down after
 //! its cells), every workload × cache scenario × background load × repeat.
 //! Before anything is set up, `preflight` checks every target and plans
-//! every workload for every target, and `write_record` puts the experiment
+//! every workload for every target it runs on, and `write_record` puts the experiment
 //! file and its plan in the results directory. Each finished run is written
 //! at once (atomically), so an interrupted experiment loses at most the run
 //! in progress and `--resume` skips the rest. A run that cannot be planned
@@ -13,7 +13,7 @@
 use crate::environment::cache::CacheReport;
 use crate::environment::target::{self, ActiveTarget, TargetRecord};
 use crate::model::environment::TargetSpec;
-use crate::model::experiment::{Experiment, Target};
+use crate::model::experiment::{Experiment, MatrixWorkload, Target};
 use crate::model::recipe::Placement;
 use crate::result::experiment::{
     Attribution, Cell, ExperimentPlan, ExperimentRun, PlannedBackground, PlannedRun, PlannedTarget, PlannedWorkload, EXPERIMENT_COPY,
@@ -64,10 +64,11 @@ pub struct Planned {
     pub repeat: u32,
 }
 
-/// The runs of one target, in the order they run.
+/// The runs of one target, in the order they run: a workload restricted
+/// to other targets (`targets = [...]`) has none here.
 pub fn matrix(exp: &Experiment, target: &str) -> Vec<Planned> {
     let mut v = Vec::new();
-    for (wi, w) in exp.workloads.iter().enumerate() {
+    for (wi, w) in exp.workloads.iter().enumerate().filter(|(_, w)| w.runs_on(target)) {
         for (ci, c) in exp.caches.iter().enumerate() {
             for (bi, b) in exp.backgrounds.iter().enumerate() {
                 for repeat in 1..=exp.repeat {
@@ -87,8 +88,8 @@ pub fn matrix(exp: &Experiment, target: &str) -> Vec<Planned> {
 
 /// Where run `p` comes in its target's `matrix`.
 fn position(exp: &Experiment, p: &Planned) -> usize {
-    let (caches, backgrounds, repeats) = (exp.caches.len(), exp.backgrounds.len(), exp.repeat as usize);
-    ((p.workload * caches + p.cache) * backgrounds + p.background) * repeats + (p.repeat as usize - 1)
+    let same = |q: &Planned| (q.workload, q.cache, q.background, q.repeat) == (p.workload, p.cache, p.background, p.repeat);
+    matrix(exp, &p.cell.target).iter().position(same).unwrap_or(0)
 }
 
 pub fn run_file_name(cell: &Cell, repeat: u32) -> String {
@@ -169,7 +170,7 @@ pub fn preflight(exp: &Experiment, allow_device: bool, allow_uncontrolled: bool)
             _ => (fresh.path().to_path_buf(), false),
         };
         let at = Placement { target: path, is_device, params: &exp.params };
-        for (wi, w) in exp.workloads.iter().enumerate() {
+        for (wi, w) in exp.workloads.iter().enumerate().filter(|(_, w)| w.runs_on(&t.label)) {
             // The files a workload writes besides its data (fio's logs,
             // IOzone's -b, ...) are outputs: never a device or under /dev.
             let outputs = |l: crate::model::recipe::Lowered| {
@@ -181,8 +182,9 @@ pub fn preflight(exp: &Experiment, allow_device: bool, allow_uncontrolled: bool)
         }
     }
     for ((wi, message), targets) in by_error {
-        let on = if targets.len() == exp.targets.len() && targets.len() > 1 {
-            "every target".to_string()
+        let runs_on = exp.targets.iter().filter(|t| exp.workloads[wi].runs_on(&t.label)).count();
+        let on = if targets.len() == runs_on && targets.len() > 1 {
+            if runs_on == exp.targets.len() { "every target" } else { "every target it runs on" }.to_string()
         } else {
             let quoted: Vec<String> = targets.iter().map(|t| format!("'{t}'")).collect();
             format!("target {}", quoted.join(", "))
@@ -210,7 +212,7 @@ pub struct Outcome {
 pub fn run(exp: &Experiment, opts: &ExperimentOptions) -> Result<Outcome, WriteError> {
     let runs_dir = opts.out.join("runs");
     std::fs::create_dir_all(&runs_dir).map_err(|e| WriteError(format!("cannot create {}: {e}", runs_dir.display())))?;
-    let total: usize = exp.targets.len() * matrix(exp, "x").len();
+    let total: usize = exp.targets.iter().map(|t| matrix(exp, &t.label).len()).sum();
     let meter = Arc::new(Meter::default());
     opts.events.measuring("experiment", &Expected { ops: total as u64, ..Default::default() }, meter.clone());
     let mut progress = Progress { exp, opts, runs_dir, total, meter, index: 0, outcome: Outcome::default(), failed: false };
@@ -377,7 +379,8 @@ impl Progress<'_> {
             None if data.left.iter().any(|l| l == dir) => return Ok(Rebuild::Ready),
             None => {}
         }
-        let maker = (0..p.workload).rev().find(|&wi| data_use(exp, t, active, wi).1.as_deref() == Some(dir));
+        let maker =
+            (0..p.workload).rev().find(|&wi| exp.workloads[wi].runs_on(&t.label) && data_use(exp, t, active, wi).1.as_deref() == Some(dir));
         // Its last run in the matrix with the same cache and background: the
         // one whose data the uninterrupted experiment would have read.
         let Some(load) = maker.and_then(|wi| {
@@ -554,15 +557,16 @@ pub fn allocation_warnings(exp: &Experiment) -> Vec<String> {
             _ => Vec::new(),
         }
     };
-    let mut settings: Vec<Vec<String>> = exp.targets.iter().map(|t| alloc_opts(&t.spec)).collect();
-    settings.sort();
-    settings.dedup();
-    if settings.len() < 2 {
-        return Vec::new();
-    }
+    // Only the targets a workload runs on can show it an effect.
+    let differ = |w: &MatrixWorkload| {
+        let mut settings: Vec<Vec<String>> = exp.targets.iter().filter(|t| w.runs_on(&t.label)).map(|t| alloc_opts(&t.spec)).collect();
+        settings.sort();
+        settings.dedup();
+        settings.len() >= 2
+    };
     let at = Placement { target: PathBuf::from("/nonexistent/fsbench-check"), is_device: false, params: &exp.params };
     let mut out = Vec::new();
-    for w in &exp.workloads {
+    for w in exp.workloads.iter().filter(|w| differ(w)) {
         let Ok(lowered) = w.recipe.plan(&at) else { continue };
         if !lowered.plan.workload.shape().allocates() {
             out.push(format!(

@@ -1,7 +1,8 @@
 //! What an experiment's reader came for: for each workload and each factor
 //! the matrix varies (target, cache scenario, background load), every other
 //! level of the factor against its first (the baseline, in the experiment
-//! file's order), the other factors held fixed, on each headline metric:
+//! file's order; for a workload that runs on some targets only, the first
+//! of those), the other factors held fixed, on each headline metric:
 //! the relative difference of the means with its 95% interval (Fieller),
 //! Welch's p-value, and that p-value adjusted (Holm) over every comparison
 //! of the experiment. Workloads are not compared with each other: their
@@ -159,8 +160,16 @@ pub fn compare_factors(cells: &[CellSummary], levels: Levels) -> FactorReport {
     let mut out = Vec::new();
     for factor in FACTORS {
         let lv = levels.get(factor);
-        let Some((base, rest)) = lv.split_first() else { continue };
-        for c in ordered.iter().filter(|c| level(&c.cell, factor) == base) {
+        for c in ordered.iter() {
+            // The baseline is the first level this context has: a workload
+            // that runs on some targets only (`targets = [...]`) is compared
+            // on those, against the first of them, and a cell the matrix
+            // does not have is neither a baseline nor missing.
+            let here: Vec<&String> = lv.iter().filter(|l| cells.iter().any(|x| x.cell == with_level(&c.cell, factor, l))).collect();
+            let Some((base, rest)) = here.split_first() else { continue };
+            if level(&c.cell, factor) != base.as_str() {
+                continue;
+            }
             for l in rest {
                 let want = with_level(&c.cell, factor, l);
                 let Some(o) = cells.iter().find(|x| x.cell == want) else { continue };
@@ -173,8 +182,8 @@ pub fn compare_factors(cells: &[CellSummary], levels: Levels) -> FactorReport {
                     out.push(FactorComparison {
                         workload: c.cell.workload.clone(),
                         factor: factor.into(),
-                        baseline: base.clone(),
-                        level: l.clone(),
+                        baseline: (*base).clone(),
+                        level: (*l).clone(),
                         baseline_cell: c.cell.clone(),
                         cell: o.cell.clone(),
                         unit: unit.to_string(),
@@ -238,6 +247,33 @@ mod tests {
         assert!(slower.p_adjusted > slower.p_value);
         let same = &r.comparisons[2].comparison;
         assert!(!same.significant);
+    }
+
+    #[test]
+    fn a_workload_on_some_targets_is_compared_against_the_first_it_runs_on() {
+        let on = |target: &str, workload: &str, ops: &[f64]| {
+            let mut c = cell(target, "none", ops);
+            c.cell.workload = workload.into();
+            c
+        };
+        // "sweep" runs on raw and ext2, "survey" on ext2 and xfs only.
+        let cells = vec![
+            on("raw", "sweep", &[100.0, 101.0, 99.0]),
+            on("ext2", "sweep", &[90.0, 91.0, 89.0]),
+            on("ext2", "survey", &[50.0, 51.0, 49.0]),
+            on("xfs", "survey", &[60.0, 61.0, 59.0]),
+        ];
+        let levels = Levels {
+            target: vec!["raw".into(), "ext2".into(), "xfs".into()],
+            workload: vec!["sweep".into(), "survey".into()],
+            cache: vec!["warm".into()],
+            background: vec!["none".into()],
+        };
+        let r = compare_factors(&cells, levels);
+        let got: Vec<(&str, &str, &str)> =
+            r.comparisons.iter().map(|f| (f.workload.as_str(), f.baseline.as_str(), f.level.as_str())).collect();
+        assert_eq!(got, [("sweep", "raw", "ext2"), ("survey", "ext2", "xfs")]);
+        assert_eq!(r.tests, 2);
     }
 
     #[test]

@@ -89,11 +89,20 @@ impl Frontend for Fio {
     }
     fn lower_workload(&self, w: &WorkloadDef) -> Result<Arc<dyn Recipe>, ExperimentError> {
         let file = w.existing_file("fio", "job file")?;
-        let args = w.strings("args")?;
+        let (sections, args): (Vec<String>, Vec<String>) = w.strings("args")?.into_iter().partition(|a| a.starts_with(SECTION));
         if file.is_none() && !args.iter().any(|a| a.starts_with("--name=")) {
             return Err(w.error("args", "expected fio = JOBFILE, or args with --name=..."));
         }
-        Ok(Arc::new(FioRecipe { label: w.label.clone(), file, args }))
+        if let Some(a) = args.iter().find(|a| *a == "--section") {
+            return Err(w.error("args", format!("'{a}': expected {SECTION}NAME, one argument")));
+        }
+        if file.is_none() && !sections.is_empty() {
+            return Err(
+                w.error("args", format!("{}: --section picks job sections of the fio = JOBFILE, and this workload has none", sections[0]))
+            );
+        }
+        let sections = sections.iter().map(|a| a[SECTION.len()..].to_string()).collect();
+        Ok(Arc::new(FioRecipe { label: w.label.clone(), file, args, sections }))
     }
 }
 
@@ -117,12 +126,19 @@ fn showcmd(files: &[PathBuf]) -> Result<Session, FioError> {
     Ok(print_only(text))
 }
 
+/// fio's `--section=NAME` among a workload's `args`: not a job option but
+/// which job sections of the file run, as on fio's command line (repeatable;
+/// `[global]` always applies).
+const SECTION: &str = "--section=";
+
 /// A fio workload of an experiment, `${…}` still unexpanded.
 #[derive(Debug)]
 struct FioRecipe {
     label: String,
     file: Option<PathBuf>,
     args: Vec<String>,
+    /// `--section=` values: the job sections to run (all when empty).
+    sections: Vec<String>,
 }
 
 impl Recipe for FioRecipe {
@@ -139,7 +155,12 @@ impl Recipe for FioRecipe {
             args.push(format!("{flag}={}", at.target.display()));
         }
         let files: Vec<PathBuf> = self.file.iter().cloned().collect();
-        let mut parsed = parse(&files, &args, &ParseOptions::default()).map_err(|e| err(e.to_string()))?;
+        let mut sections = Vec::with_capacity(self.sections.len());
+        for s in &self.sections {
+            sections.push(expand(s, at.params, Some(&at.target)).map_err(err)?);
+        }
+        let opts = ParseOptions { sections, ..ParseOptions::default() };
+        let mut parsed = parse(&files, &args, &opts).map_err(|e| err(e.to_string()))?;
         for job in &mut parsed.jobs {
             keep_in_target(job, at).map_err(err)?;
         }

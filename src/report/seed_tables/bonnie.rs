@@ -43,7 +43,15 @@ pub(super) fn table(x: &Ctx) -> Option<String> {
     if cells.is_empty() {
         return None;
     }
-    let factors: Vec<&str> = x.varying(&["target", "workload", "cache", "background"]);
+    // The factors that vary among the Bonnie++ cells: in an experiment that
+    // also holds other workloads on other targets, those add no column.
+    let varies = |f: &&str| {
+        let mut v: Vec<&str> = cells.iter().map(|c| crate::stats::factors::level(&c.cell, f)).collect();
+        v.sort_unstable();
+        v.dedup();
+        v.len() > 1
+    };
+    let factors: Vec<&str> = ["target", "workload", "cache", "background"].into_iter().filter(varies).collect();
     let factors = if factors.is_empty() { vec!["target"] } else { factors };
     let header: Vec<&str> = factors.iter().copied().chain(["n"]).chain(tests.iter().map(|&t| heading(t))).collect();
     let right: Vec<bool> = (0..header.len()).map(|i| i >= factors.len()).collect();

@@ -24,14 +24,25 @@ pub(super) fn table(x: &Ctx) -> Option<String> {
     let cell = |c: &crate::result::experiment::Cell| x.cells.iter().copied().find(|s| &s.cell == c);
     let traced = x.cells.iter().any(|c| c.metrics.contains_key("trace/write_dispatches"));
     let others = x.varying(&["cache", "background"]);
-    let (a, b) = (format!("{} (mean)", targets[0]), "level (mean)".to_string());
+    // Each workload's baseline is the first target it runs on: one for the
+    // whole table unless some workloads run on some targets only.
+    let mut bases: Vec<&str> = comps.iter().map(|f| f.baseline.as_str()).collect();
+    bases.sort_unstable();
+    bases.dedup();
+    let one_base = (bases.len() == 1).then(|| bases[0]);
+    let a = one_base.map_or_else(|| "baseline (mean)".to_string(), |b| format!("{b} (mean)"));
+    let b = "level (mean)".to_string();
     let mut header: Vec<&str> = vec!["workload"];
     header.extend(others.iter().copied());
+    if one_base.is_none() {
+        header.push("baseline");
+    }
     header.extend(["target", "metric", &a, &b, "Δ% [95% CI]", "p (Holm)", ""]);
     if traced {
         header.extend(["Read Dispatches", "Write Dispatches"]);
     }
-    let right: Vec<bool> = header.iter().map(|h| !matches!(*h, "workload" | "target" | "metric" | "") && !others.contains(h)).collect();
+    let right: Vec<bool> =
+        header.iter().map(|h| !matches!(*h, "workload" | "baseline" | "target" | "metric" | "") && !others.contains(h)).collect();
     let mut rows: Vec<Vec<String>> = Vec::new();
     let mut ordered = comps.clone();
     ordered.sort_by_key(|f| (x.levels.rank(&f.cell), x.levels.get("target").iter().position(|t| *t == f.level)));
@@ -46,6 +57,9 @@ pub(super) fn table(x: &Ctx) -> Option<String> {
         };
         let mut row = vec![f.workload.clone()];
         row.extend(cell(&f.cell).map(|s| levels_of(s, &others)).unwrap_or_default());
+        if one_base.is_none() {
+            row.push(f.baseline.clone());
+        }
         row.extend([
             f.level.clone(),
             format!("{} ({})", c.metric, f.unit),
@@ -62,17 +76,16 @@ pub(super) fn table(x: &Ctx) -> Option<String> {
         }
         rows.push(row);
     }
+    let base = one_base.unwrap_or("the first target the workload runs on");
     let mut t = String::new();
-    let _ = writeln!(t, "\n## Targets against {} (seed 002)\n", targets[0]);
+    let _ = writeln!(t, "\n## Targets against {} (seed 002)\n", one_base.unwrap_or("each workload's first target"));
     let _ = writeln!(
         t,
-        "Per workload and job, its lead figure on each target against {}: the means over the repeats, Δ% = level / {} − 1 with \
-         Fieller's 95% interval, p from the stats module's test, Holm-adjusted over every test of this report.{}\n",
-        targets[0],
-        targets[0],
+        "Per workload and job, its lead figure on each target against {base}: the means over the repeats, Δ% = level / baseline − 1 \
+         with Fieller's 95% interval, p from the stats module's test, Holm-adjusted over every test of this report.{}\n",
         if traced {
             " Read Dispatches and Write Dispatches as blkparse's summary names them (requests, KiB dispatched to the device; \
-             the mean per run), first target → this one."
+             the mean per run), baseline → this target."
         } else {
             ""
         }
