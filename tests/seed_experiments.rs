@@ -225,3 +225,45 @@ fn a_workload_restricted_to_one_target_runs_there_only_and_the_experiment_is_com
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(report.contains("6 planned runs"), "{report}");
 }
+
+/// Seed 003's shape: one workload on the first two targets, another on the
+/// last two. Each is compared against the first target it runs on, and the
+/// targets table says which baseline each row has.
+#[test]
+fn workloads_on_overlapping_targets_are_each_compared_against_their_own_first_target() {
+    let work = disk_tempdir();
+    let dirs: Vec<PathBuf> = ["a", "b", "c"].iter().map(|d| work.path().join(d)).collect();
+    let mut text = String::from("name = \"overlap\"\nrepeat = 2\n");
+    for (label, d) in ["raw", "ext2", "xfs"].iter().zip(&dirs) {
+        std::fs::create_dir(d).unwrap();
+        text += &format!("[[target]]\nlabel = \"{label}\"\ndirectory = \"{}\"\n", d.display());
+    }
+    text += "[[workload]]\nlabel = \"sweep\"\nargs = [\"--name=w\", \"--rw=write\", \"--bs=64k\", \"--size=1m\"]\ntargets = [\"raw\", \"ext2\"]\n\
+             [[workload]]\nlabel = \"survey\"\nargs = [\"--name=r\", \"--rw=write\", \"--bs=4k\", \"--size=1m\"]\ntargets = [\"ext2\", \"xfs\"]\n";
+    let exp_file = write_exp(work.path(), &text);
+    let out = work.path().join("out");
+    let o = fsbench().args(["experiment", exp_file.to_str().unwrap(), "--out", out.to_str().unwrap(), "--no-progress"]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(run_files(&out).len(), 8, "{:?}", run_files(&out));
+    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let mut pairs: Vec<(String, String, String)> = summary["factors"]["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["workload"].as_str().unwrap().into(), c["baseline"].as_str().unwrap().into(), c["level"].as_str().unwrap().into()))
+        .collect();
+    pairs.dedup();
+    assert_eq!(pairs, [("sweep".into(), "raw".into(), "ext2".into()), ("survey".into(), "ext2".into(), "xfs".into())]);
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let at = report.find("## Targets against each workload's first target (seed 002)").unwrap_or_else(|| panic!("{report}"));
+    let rows: Vec<Vec<&str>> = report[at..]
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .filter(|l| !l.starts_with("| :"))
+        .map(|l| l.trim_matches('|').split('|').map(str::trim).collect())
+        .collect();
+    let col = |name: &str| rows[0].iter().position(|h| *h == name).unwrap_or_else(|| panic!("no {name} in {:?}", rows[0]));
+    let got: Vec<(&str, &str, &str)> = rows[1..].iter().map(|r| (r[col("workload")], r[col("baseline")], r[col("target")])).collect();
+    assert_eq!(got, [("sweep", "raw", "ext2"), ("survey", "ext2", "xfs")]);
+}
