@@ -43,6 +43,16 @@ pub fn parse_self_ticks(text: &str) -> Option<u64> {
     Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
 }
 
+/// Tasks runnable right now (running or waiting for a CPU), from /proc/stat.
+pub fn parse_procs_running(text: &str) -> Option<u32> {
+    text.lines().find_map(|l| l.strip_prefix("procs_running ")).and_then(|v| v.trim().parse().ok())
+}
+
+/// Tasks runnable on the machine now.
+pub fn procs_running() -> Option<u32> {
+    parse_procs_running(&fs::read_to_string("/proc/stat").ok()?)
+}
+
 /// The machine's load now; `None` when /proc cannot be read.
 pub fn read() -> Option<LoadReading> {
     let (load1, load5) = parse_loadavg(&fs::read_to_string("/proc/loadavg").ok()?)?;
@@ -64,11 +74,13 @@ mod tests {
         let me = "1234 (my (odd) name) R 1 1234 1234 0 -1 4194560 100 0 0 0 70 30 0 0 20 0 3 0 555";
         assert_eq!(parse_self_ticks(me), Some(100));
         assert_eq!(parse_self_ticks("garbage"), None);
+        assert_eq!(parse_procs_running("ctxt 5\nprocs_running 3\nprocs_blocked 0\n"), Some(3));
     }
 
     #[test]
     fn reads_this_machine() {
         let r = read().expect("/proc is readable");
         assert!(r.total_ticks >= r.busy_ticks && r.total_ticks > 0 && r.load1 >= 0.0, "{r:?}");
+        assert!(procs_running().is_some_and(|n| n >= 1), "this test is running");
     }
 }

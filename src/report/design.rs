@@ -39,7 +39,8 @@ pub fn section(s: &ExperimentSummary) -> String {
     match (d.load1, d.others_cpu_pct) {
         (Some((lo, hi)), cpu) => {
             let cpu = cpu.map_or(String::new(), |(a, b)| format!("; other processes' share of the CPUs during a run {a:.0}–{b:.0}%"));
-            let _ = writeln!(t, "\nLoad over the experiment: 1-minute loadavg {lo:.2}–{hi:.2}{cpu}.");
+            let runnable = d.runnable.map_or(String::new(), |(a, b)| format!("; runnable tasks, mean over a run, {a:.1}–{b:.1}"));
+            let _ = writeln!(t, "\nLoad over the experiment: 1-minute loadavg {lo:.2}–{hi:.2}{cpu}{runnable}.");
         }
         (None, _) => {
             let _ = writeln!(t, "\nLoad over the experiment: not recorded.");

@@ -169,6 +169,11 @@ pub struct RunOrder {
     /// all the machine's CPUs (/proc/stat busy time less fsbench's own);
     /// `None` when /proc could not be read.
     pub others_cpu_pct: Option<f64>,
+    /// The mean number of runnable tasks on the machine during the run
+    /// (/proc/stat procs_running every 100 ms, fsbench's own included):
+    /// unlike the CPU share, it keeps growing with the competition.
+    #[serde(default)]
+    pub runnable: Option<f64>,
 }
 
 /// /proc/loadavg's 1- and 5-minute averages.

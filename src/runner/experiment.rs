@@ -249,9 +249,10 @@ enum Up {
 }
 
 /// A run's place in the schedule and the machine's load around it.
-fn run_order(p: &Planned, position: usize, started_unix_ms: u64, watch: &LoadWatch) -> RunOrder {
+fn run_order(p: &Planned, position: usize, started_unix_ms: u64, watch: &mut LoadWatch) -> RunOrder {
     let (load_end, others_cpu_pct) = watch.end();
-    RunOrder { round: p.repeat, position, started_unix_ms, load_start: watch.load_start(), load_end, others_cpu_pct }
+    let runnable = watch.runnable();
+    RunOrder { round: p.repeat, position, started_unix_ms, load_start: watch.load_start(), load_end, others_cpu_pct, runnable }
 }
 
 fn unix_ms() -> u64 {
@@ -338,14 +339,17 @@ impl Progress<'_> {
                     // Every run of the target fails with it; --resume tries the target again.
                     Err(message) => Up::Failed(format!("target '{}' could not be set up: {message}", t.label)),
                 });
-                let watch = LoadWatch::start();
-                let started_unix_ms = unix_ms();
-                let mut record = match state {
-                    Up::Failed(error) => failed_run(exp, p, TargetRecord { label: t.label.clone(), ..TargetRecord::default() }, error),
+                let record = match state {
+                    Up::Failed(error) => {
+                        let (mut watch, started_unix_ms) = (LoadWatch::start(), unix_ms());
+                        let mut record = failed_run(exp, p, TargetRecord { label: t.label.clone(), ..TargetRecord::default() }, error);
+                        record.order = Some(run_order(p, position, started_unix_ms, &mut watch));
+                        record
+                    }
                     Up::Active(active, data) => {
                         let (reads, leaves) = data_use(exp, t, active, p.workload);
                         let ready = self.rebuild_for(&schedule, t, active, p, reads.as_deref(), data)?;
-                        let watch = LoadWatch::start();
+                        let mut watch = LoadWatch::start();
                         let started_unix_ms = unix_ms();
                         let mut record = match ready {
                             Rebuild::Interrupted => break,
@@ -361,13 +365,10 @@ impl Progress<'_> {
                         if let Some((dir, Ok(rebuilt))) = data.rebuilt.iter().find(|(d, _)| Some(d) == reads.as_ref()) {
                             record.result.warnings.push(rebuilt.note(&schedule, exp, dir, p));
                         }
-                        record.order = Some(run_order(p, position, started_unix_ms, &watch));
+                        record.order = Some(run_order(p, position, started_unix_ms, &mut watch));
                         record
                     }
                 };
-                if record.order.is_none() {
-                    record.order = Some(run_order(p, position, started_unix_ms, &watch));
-                }
                 // Only a failed run of an earlier attempt is on disk among the runs to do.
                 let failed_before = self.runs_dir.join(run_file_name(&p.cell, p.repeat)).exists();
                 if let (true, Some(e)) = (failed_before, &record.result.failed) {

@@ -34,6 +34,9 @@ pub struct RunLoad {
     pub load1_start: f64,
     pub load1_end: f64,
     pub others_cpu_pct: Option<f64>,
+    /// Mean runnable tasks on the machine during the run.
+    #[serde(default)]
+    pub runnable: Option<f64>,
 }
 
 /// The design of the experiment and the load it ran under.
@@ -48,6 +51,9 @@ pub struct Design {
     /// others' CPU share, lowest and highest.
     pub load1: Option<(f64, f64)>,
     pub others_cpu_pct: Option<(f64, f64)>,
+    /// Mean runnable tasks during a run, lowest and highest.
+    #[serde(default)]
+    pub runnable: Option<(f64, f64)>,
 }
 
 impl Design {
@@ -64,6 +70,7 @@ impl Design {
             rounds: orders.iter().map(|o| o.round).max().unwrap_or(0),
             load1: range(orders.iter().flat_map(|o| [o.load_start.load1, o.load_end.load1]).collect()),
             others_cpu_pct: range(orders.iter().filter_map(|o| o.others_cpu_pct).collect()),
+            runnable: range(orders.iter().filter_map(|o| o.runnable).collect()),
         }
     }
 }
@@ -79,6 +86,13 @@ pub struct Drift {
     pub others_cpu_a: Option<f64>,
     pub others_cpu_b: Option<f64>,
     pub others_cpu_p: Option<f64>,
+    /// Mean runnable tasks during A's and B's runs, and Welch's p.
+    #[serde(default)]
+    pub runnable_a: Option<f64>,
+    #[serde(default)]
+    pub runnable_b: Option<f64>,
+    #[serde(default)]
+    pub runnable_p: Option<f64>,
     /// Mean 1-minute loadavg at the start of A's and B's runs.
     pub load1_a: Option<f64>,
     pub load1_b: Option<f64>,
@@ -90,7 +104,11 @@ pub const WELCH: &str = "welch";
 
 /// Others' CPU share differs between the sides by at least this many
 /// percentage points (and significantly) for the load to count as changed.
-const CPU_POINTS: f64 = 10.0;
+const CPU_POINTS: f64 = 5.0;
+
+/// The mean runnable tasks differ between the sides by at least this many
+/// (and significantly) for the load to count as changed.
+const RUNNABLE_TASKS: f64 = 1.0;
 
 /// The paired test of `metric` between `a` and `b`, when the design is
 /// interleaved and both have positive values in two or more common
@@ -167,23 +185,29 @@ pub fn baseline_trend(a: &CellSummary, metric: &str) -> Option<(f64, f64)> {
 /// The drift checks of a comparison of `metric` between cells `a` and `b`.
 pub fn drift(a: &CellSummary, b: &CellSummary, metric: &str) -> Drift {
     let (trend_rel_per_run, trend_p) = baseline_trend(a, metric).map_or((None, None), |(s, p)| (Some(s), Some(p)));
-    let cpu = |c: &CellSummary| -> Option<Vec<f64>> {
-        let v: Vec<f64> = c.loads.iter().filter_map(|l| l.others_cpu_pct).collect();
+    let every = |c: &CellSummary, f: fn(&RunLoad) -> Option<f64>| -> Option<Vec<f64>> {
+        let v: Vec<f64> = c.loads.iter().filter_map(f).collect();
         (!v.is_empty() && v.len() == c.loads.len()).then_some(v)
+    };
+    let cpu = |c: &CellSummary| every(c, |l| l.others_cpu_pct);
+    let runnable = |c: &CellSummary| every(c, |l| l.runnable);
+    let welch_p = |x: &Option<Vec<f64>>, y: &Option<Vec<f64>>| match (x, y) {
+        (Some(x), Some(y)) if x.len() >= 2 && y.len() >= 2 => Some(welch("load", x, y).p_value),
+        _ => None,
     };
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
     let load1 = |c: &CellSummary| (!c.loads.is_empty()).then(|| mean(&c.loads.iter().map(|l| l.load1_start).collect::<Vec<_>>()));
     let (ca, cb) = (cpu(a), cpu(b));
-    let others_cpu_p = match (&ca, &cb) {
-        (Some(x), Some(y)) if x.len() >= 2 && y.len() >= 2 => Some(welch("others_cpu_pct", x, y).p_value),
-        _ => None,
-    };
+    let (ra, rb) = (runnable(a), runnable(b));
     Drift {
         trend_rel_per_run,
         trend_p,
         others_cpu_a: ca.as_deref().map(mean),
         others_cpu_b: cb.as_deref().map(mean),
-        others_cpu_p,
+        others_cpu_p: welch_p(&ca, &cb),
+        runnable_a: ra.as_deref().map(mean),
+        runnable_b: rb.as_deref().map(mean),
+        runnable_p: welch_p(&ra, &rb),
         load1_a: load1(a),
         load1_b: load1(b),
     }
@@ -194,10 +218,17 @@ pub fn drift(a: &CellSummary, b: &CellSummary, metric: &str) -> Drift {
 /// is itself load on the machine.
 pub fn veto_reason(d: &Drift, order: Option<Order>, factor: &str) -> Option<String> {
     if factor != "background" {
+        if let (Some(a), Some(b), Some(p)) = (d.runnable_a, d.runnable_b, d.runnable_p) {
+            if p < ALPHA && (a - b).abs() >= RUNNABLE_TASKS {
+                return Some(format!(
+                    "the machine's load differed between the sides: {a:.1} tasks were runnable on average during A's runs, {b:.1} during B's (Welch p {p:.1e})"
+                ));
+            }
+        }
         if let (Some(a), Some(b), Some(p)) = (d.others_cpu_a, d.others_cpu_b, d.others_cpu_p) {
             if p < ALPHA && (a - b).abs() >= CPU_POINTS {
                 return Some(format!(
-                    "the machine's load differed between the sides: other processes used {a:.0}% of the CPUs during A's runs, {b:.0}% during B's (Welch p {p:.3})"
+                    "the machine's load differed between the sides: other processes used {a:.0}% of the CPUs during A's runs, {b:.0}% during B's (Welch p {p:.1e})"
                 ));
             }
         }
@@ -211,7 +242,7 @@ pub fn veto_reason(d: &Drift, order: Option<Order>, factor: &str) -> Option<Stri
         if let (Some(s), Some(p)) = (d.trend_rel_per_run, d.trend_p) {
             if p < ALPHA {
                 return Some(format!(
-                    "the baseline drifted over the experiment ({:+.1}% per run, p {p:.3}) and the design is sequential: the sides ran at different times",
+                    "the baseline drifted over the experiment ({:+.1}% per run, p {p:.1e}) and the design is sequential: the sides ran at different times",
                     s * 100.0
                 ));
             }
@@ -236,7 +267,14 @@ mod tests {
         let loads = cpu
             .iter()
             .enumerate()
-            .map(|(i, c)| RunLoad { round: i as u32 + 1, position: first_position + 2 * i, load1_start: 1.0, load1_end: 1.0, others_cpu_pct: Some(*c) })
+            .map(|(i, c)| RunLoad {
+                round: i as u32 + 1,
+                position: first_position + 2 * i,
+                load1_start: 1.0,
+                load1_end: 1.0,
+                others_cpu_pct: Some(*c),
+                runnable: Some(2.0),
+            })
             .collect();
         CellSummary {
             cell: Cell { target: target.into(), workload: "w".into(), cache: "warm".into(), background: "none".into() },
@@ -281,6 +319,12 @@ mod tests {
         let why = veto_reason(&d, Some(Order::Sequential), "target").expect("vetoed");
         assert!(why.contains("load differed") && why.contains("80%"), "{why}");
         assert!(veto_reason(&d, Some(Order::Sequential), "background").is_none());
+        let mut busy = cell("b", &[1000.0, 1010.0, 990.0, 1005.0], &[80.0, 79.0, 81.0, 82.0], 4);
+        for (l, r) in a.loads.clone().iter().zip(&mut busy.loads) {
+            r.runnable = Some(l.runnable.unwrap() + 3.0 + r.position as f64 * 0.01);
+        }
+        let why = veto_reason(&drift(&a, &busy, "w/read/iops"), Some(Order::Interleaved), "target").expect("runnable tasks differ");
+        assert!(why.contains("tasks were runnable"), "{why}");
         let calm = cell("b", &[1000.0, 1010.0, 990.0, 1005.0], &[80.0, 79.0, 81.0, 82.0], 4);
         assert!(veto_reason(&drift(&a, &calm, "w/read/iops"), Some(Order::Sequential), "target").is_none());
     }

@@ -304,6 +304,7 @@ pub fn summarize_experiment(name: &str, runs: &[ExperimentRun], planned: usize) 
                 load1_start: o.load_start.load1,
                 load1_end: o.load_end.load1,
                 others_cpu_pct: o.others_cpu_pct,
+                runnable: o.runnable,
             })
             .collect();
         cells.push(CellSummary { cell, runs: rs.len(), failed: failed.len(), metrics, headline, headline_order, by_round, loads });
