@@ -150,7 +150,8 @@ fn a_fading_load_fakes_an_effect_run_target_after_target_which_the_drift_check_v
     assert!(report.contains(&format!("interleaved, seed {seed}")) && report.contains(&format!("--seed {seed}")), "{report}");
     assert!(report.contains("paired by round"), "{report}");
     // Each run records its place and the load around it.
-    let run: Value = serde_json::from_str(&std::fs::read_to_string(out.join("runs").join("a__read__warm__none__r1.json")).unwrap()).unwrap();
+    let run: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("runs").join("a__read__warm__none__r1.json")).unwrap()).unwrap();
     let o = &run["order"];
     assert_eq!(o["round"], 1);
     assert!(o["position"].as_u64().unwrap() < 2 && o["started_unix_ms"].as_u64().unwrap() > 0 && o["others_cpu_pct"].is_number(), "{o}");

@@ -20,8 +20,7 @@ pub(super) fn load(dir: &Path, a: &ExperimentArgs) -> Result<Loaded, String> {
     }
     check_sets(&a.sets, &plan, dir)?;
     // Relative paths in the file start at the original's directory.
-    let mut exp =
-        experiment::parse(&text, &plan.file, &plan.sets).map_err(|e| format!("{e} (read from its copy {})", copy.display()))?;
+    let mut exp = experiment::parse(&text, &plan.file, &plan.sets).map_err(|e| format!("{e} (read from its copy {})", copy.display()))?;
     // The recorded order and seed, so the runs left are those of its schedule.
     check_order(a, &plan, dir)?;
     exp.order = plan.order;

@@ -40,8 +40,8 @@ use crate::frontend::environment::{parse_background_choice, parse_cache};
 use crate::frontend::FRONTENDS;
 use crate::model::environment::TraceSpec;
 use crate::model::environment::{CacheScenario, DeviceSource, TargetSpec, MANAGED_FS};
-pub use crate::model::experiment::{BackgroundChoice, Experiment, MatrixWorkload, Order, Target};
 use crate::model::experiment::{draw_seed, MAX_REPEAT};
+pub use crate::model::experiment::{BackgroundChoice, Experiment, MatrixWorkload, Order, Target};
 use crate::units::parse_size;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -229,7 +229,9 @@ pub fn parse(text: &str, path: &Path, sets: &[String]) -> Result<Experiment, Exp
         None => draw_seed(),
         Some(v) => match v.get_ref() {
             toml::Value::Integer(i) if *i >= 0 => *i as u64,
-            toml::Value::String(s) => s.trim().parse::<u64>().map_err(|_| loc.span(v, "seed", format!("expected a whole number 0 or more, got \"{s}\"")))?,
+            toml::Value::String(s) => {
+                s.trim().parse::<u64>().map_err(|_| loc.span(v, "seed", format!("expected a whole number 0 or more, got \"{s}\"")))?
+            }
             other => return Err(loc.span(v, "seed", format!("expected a whole number 0 or more, got {other}"))),
         },
     };

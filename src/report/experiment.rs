@@ -420,6 +420,7 @@ mod tests {
             background: None,
             attribution: Default::default(),
             result: run(&[j], &[]),
+            order: None,
         }
     }
 

@@ -18,14 +18,14 @@ use crate::model::environment::TargetSpec;
 use crate::model::experiment::{Experiment, Target};
 use crate::model::recipe::Placement;
 use crate::result::experiment::{
-    Attribution, Cell, ExperimentPlan, ExperimentRun, PlannedBackground, PlannedRun, PlannedTarget, PlannedWorkload, EXPERIMENT_COPY,
-    PLAN_FILE, PLAN_SCHEMA, RUN_SCHEMA, RunOrder,
+    Attribution, Cell, ExperimentPlan, ExperimentRun, PlannedBackground, PlannedRun, PlannedTarget, PlannedWorkload, RunOrder,
+    EXPERIMENT_COPY, PLAN_FILE, PLAN_SCHEMA, RUN_SCHEMA,
 };
-use crate::runner::host_load::LoadWatch;
-use crate::runner::order::schedule;
 use crate::result::{OpClass, RunResult};
 use crate::runner::cell::{run_cell, CellRun, Environment};
 use crate::runner::events::{Events, Expected, Meter};
+use crate::runner::host_load::LoadWatch;
+use crate::runner::order::schedule;
 use crate::runner::RunOptions;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -359,7 +359,12 @@ impl Progress<'_> {
                         data.left.extend(leaves);
                         if record.result.partial || (record.result.failed.is_some() && opts.stop.load(Ordering::Relaxed)) {
                             // An interrupted run is not a result, nor a failure.
-                            opts.events.note(&format!("[{}/{}] {} — interrupted, not saved", self.index + 1, self.total, one_line(&record)));
+                            opts.events.note(&format!(
+                                "[{}/{}] {} — interrupted, not saved",
+                                self.index + 1,
+                                self.total,
+                                one_line(&record)
+                            ));
                             break;
                         }
                         if let Some((dir, Ok(rebuilt))) = data.rebuilt.iter().find(|(d, _)| Some(d) == reads.as_ref()) {

@@ -143,14 +143,26 @@ mod tests {
             for (wi, group) in round.chunks(cells).enumerate() {
                 assert!(group.iter().all(|p| p.workload == wi), "workloads keep the file's order");
                 let mut got: Vec<String> = group.iter().map(|p| p.cell.key()).collect();
-                let mut want: Vec<String> = e.targets.iter().flat_map(|t| matrix(&e, &t.label)).filter(|p| p.repeat == 1 && p.workload == wi).map(|p| p.cell.key()).collect();
+                let mut want: Vec<String> = e
+                    .targets
+                    .iter()
+                    .flat_map(|t| matrix(&e, &t.label))
+                    .filter(|p| p.repeat == 1 && p.workload == wi)
+                    .map(|p| p.cell.key())
+                    .collect();
                 got.sort();
                 want.sort();
                 assert_eq!(got, want, "every cell once per round");
             }
         }
         // Shuffled: not every group in the plain order.
-        let plain: Vec<String> = e.targets.iter().flat_map(|t| matrix(&e, &t.label)).filter(|p| p.repeat == 1 && p.workload == 0).map(|p| p.cell.key()).collect();
+        let plain: Vec<String> = e
+            .targets
+            .iter()
+            .flat_map(|t| matrix(&e, &t.label))
+            .filter(|p| p.repeat == 1 && p.workload == 0)
+            .map(|p| p.cell.key())
+            .collect();
         assert!(s.chunks(cells).any(|g| g.iter().map(|p| p.cell.key()).collect::<Vec<_>>() != plain));
     }
 

@@ -168,15 +168,22 @@ pub fn trend(points: &[(f64, f64)]) -> Option<(f64, f64)> {
     let slope = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum::<f64>() / sxx;
     let rss: f64 = points.iter().map(|p| (p.1 - my - slope * (p.0 - mx)).powi(2)).sum();
     let se = (rss / (n - 2.0) / sxx).sqrt();
-    let p = if se == 0.0 { if slope == 0.0 { 1.0 } else { 0.0 } } else { t_two_sided_p(slope / se, n - 2.0).unwrap_or(1.0) };
+    let p = if se == 0.0 {
+        if slope == 0.0 {
+            1.0
+        } else {
+            0.0
+        }
+    } else {
+        t_two_sided_p(slope / se, n - 2.0).unwrap_or(1.0)
+    };
     Some((slope, p))
 }
 
 /// The baseline cell's trend of `metric` over its runs' positions:
 /// (slope relative to the mean per run, p).
 pub fn baseline_trend(a: &CellSummary, metric: &str) -> Option<(f64, f64)> {
-    let points: Vec<(f64, f64)> =
-        a.by_round.get(metric)?.iter().filter_map(|v| v.position.map(|p| (p as f64, v.value))).collect();
+    let points: Vec<(f64, f64)> = a.by_round.get(metric)?.iter().filter_map(|v| v.position.map(|p| (p as f64, v.value))).collect();
     let mean = points.iter().map(|p| p.1).sum::<f64>() / points.len().max(1) as f64;
     let (slope, p) = trend(&points)?;
     Some((if mean == 0.0 { 0.0 } else { slope / mean }, p))

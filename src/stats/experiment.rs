@@ -5,8 +5,8 @@
 //! reached the device, the runs' own warnings), each said once with the
 //! cells it concerns. Written as summary.json.
 
-use crate::result::experiment::{Cell, ExperimentRun};
 use crate::model::experiment::Order;
+use crate::result::experiment::{Cell, ExperimentRun};
 use crate::stats::design::{Design, RoundValue, RunLoad};
 use crate::stats::factors::{compare_factors, FactorReport, Levels};
 use crate::stats::metrics::{collect, CV_WARN};

@@ -14,8 +14,8 @@
 use super::compare::{adjust, welch_summaries, Comparison, CORRECTION};
 use super::design::{drift, pair, veto_reason, Drift, PAIRED, WELCH};
 use super::experiment::CellSummary;
-use crate::model::experiment::Order;
 use crate::model::experiment::Experiment;
+use crate::model::experiment::Order;
 use crate::result::experiment::Cell;
 use serde::{Deserialize, Serialize};
 
