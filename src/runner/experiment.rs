@@ -241,6 +241,9 @@ struct Progress<'a> {
     schedule: Vec<Planned>,
 }
 
+/// A run with its place in the schedule.
+type Placed<'a> = (usize, &'a Planned);
+
 /// A target of the experiment once its first run came: up (with the data
 /// its runs left), or failed to set up (its runs fail with this).
 enum Up {
@@ -316,7 +319,7 @@ impl Progress<'_> {
     fn run_schedule(&mut self) -> Result<(), WriteError> {
         let (exp, opts) = (self.exp, self.opts);
         let schedule = std::mem::take(&mut self.schedule);
-        let (todo, done): (Vec<(usize, &Planned)>, Vec<(usize, &Planned)>) = schedule
+        let (todo, done): (Vec<Placed>, Vec<Placed>) = schedule
             .iter()
             .enumerate()
             .partition(|(_, p)| !(opts.resume && completed(&self.runs_dir.join(run_file_name(&p.cell, p.repeat)))));

@@ -16,8 +16,11 @@ use std::time::Duration;
 /// counts the machine's runnable tasks every `SAMPLE` meanwhile.
 pub struct LoadWatch {
     start: Option<LoadReading>,
-    sampler: Option<(Arc<AtomicBool>, std::thread::JoinHandle<(f64, u32)>)>,
+    sampler: Option<Sampler>,
 }
+
+/// The sampling thread's stop flag and handle (it returns the sum and count).
+type Sampler = (Arc<AtomicBool>, std::thread::JoinHandle<(f64, u32)>);
 
 /// How often the runnable tasks are counted: cheap (one read of /proc/stat).
 const SAMPLE: Duration = Duration::from_millis(100);
