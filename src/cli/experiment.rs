@@ -38,6 +38,15 @@ pub struct ExperimentArgs {
     /// Stop at the first failed run instead of recording it and going on.
     #[arg(long)]
     pub(super) fail_fast: bool,
+    /// Shuffle the interleaved order from N (overrides the file's `seed`;
+    /// report.md gives the seed an experiment ran with, to rerun its order).
+    #[arg(long, value_name = "N")]
+    pub(super) seed: Option<u64>,
+    /// interleaved (default: round r runs repeat r of every cell, shuffled)
+    /// or sequential (every run of one target, then the next). Overrides
+    /// the file's `order`.
+    #[arg(long, value_name = "ORDER", value_parser = ["interleaved", "sequential"])]
+    pub(super) order: Option<String>,
     #[command(flatten)]
     pub(super) common: CommonArgs,
 }
@@ -124,6 +133,7 @@ pub fn run_cmd(a: ExperimentArgs) -> i32 {
         }
     };
     let mut summary = summarize_experiment(&exp.name, &runs, plan.runs.len());
+    summary.set_design(exp.order, exp.seed);
     summary.order_levels(crate::stats::factors::Levels::of(&exp));
     summary.warnings.extend(alloc_warnings);
     if let Err(e) = write_all(&out, &summary, &runs) {
@@ -160,7 +170,13 @@ pub fn run_cmd(a: ExperimentArgs) -> i32 {
 fn load_new(a: &ExperimentArgs) -> Result<Loaded, String> {
     let file = a.file.as_deref().expect("clap requires FILE without --resume");
     let text = experiment::read(file).map_err(|e| e.to_string())?;
-    let exp = experiment::parse(&text, file, &a.sets).map_err(|e| e.to_string())?;
+    let mut exp = experiment::parse(&text, file, &a.sets).map_err(|e| e.to_string())?;
+    if let Some(seed) = a.seed {
+        exp.seed = seed;
+    }
+    if let Some(o) = &a.order {
+        exp.order = experiment::Order::parse(o).map_err(|e| format!("--order: {e}"))?;
+    }
     let out = a.out.clone().unwrap_or_else(|| PathBuf::from("results").join(format!("{}-{}", exp.name, timestamp())));
     check_fresh(&out)?;
     // The last value of a parameter set twice is the one in force.
@@ -170,6 +186,8 @@ fn load_new(a: &ExperimentArgs) -> Result<Loaded, String> {
         let seen = sets.iter().any(|x| x.split_once('=').is_some_and(|(k, _)| k == name));
         if let Some(v) = exp.params.get(name).filter(|_| !seen) {
             sets.push(format!("{name}={v}"));
+        } else if name == experiment::REPEAT_SET && !seen {
+            sets.push(format!("{name}={}", exp.repeat));
         }
     }
     Ok(Loaded { exp, text, sets, out })

@@ -20,7 +20,11 @@ pub(super) fn load(dir: &Path, a: &ExperimentArgs) -> Result<Loaded, String> {
     }
     check_sets(&a.sets, &plan, dir)?;
     // Relative paths in the file start at the original's directory.
-    let exp = experiment::parse(&text, &plan.file, &plan.sets).map_err(|e| format!("{e} (read from its copy {})", copy.display()))?;
+    let mut exp = experiment::parse(&text, &plan.file, &plan.sets).map_err(|e| format!("{e} (read from its copy {})", copy.display()))?;
+    // The recorded order and seed, so the runs left are those of its schedule.
+    check_order(a, &plan, dir)?;
+    exp.order = plan.order;
+    exp.seed = plan.seed;
     let now = record(&exp, &plan.sets);
     if now != plan {
         return Err(format!(
@@ -52,13 +56,27 @@ fn same_text(file: &Path, recorded: &str, dir: &Path) -> Result<(), String> {
     ))
 }
 
+/// `--seed` and `--order` given with `--resume` may only repeat the recorded ones.
+fn check_order(a: &ExperimentArgs, plan: &ExperimentPlan, dir: &Path) -> Result<(), String> {
+    let keep = "a resumed experiment keeps its schedule: leave it out, or start a new experiment with --out";
+    if let Some(seed) = a.seed.filter(|&s| s != plan.seed) {
+        return Err(format!("--seed {seed}: {} was started with seed {}; {keep}", dir.display(), plan.seed));
+    }
+    if let Some(o) = a.order.as_deref().filter(|&o| o != plan.order.name()) {
+        return Err(format!("--order {o}: {} was started with order {}; {keep}", dir.display(), plan.order.name()));
+    }
+    Ok(())
+}
+
 /// A `--set` given with `--resume` may only repeat a recorded value.
 fn check_sets(sets: &[String], plan: &ExperimentPlan, dir: &Path) -> Result<(), String> {
     for s in sets {
         let Some((name, value)) = s.split_once('=') else {
             return Err(format!("--set {s}: expected --set NAME=VALUE"));
         };
-        match plan.params.get(name) {
+        let repeat = plan.repeat.to_string();
+        let recorded = plan.params.get(name).or((name == experiment::REPEAT_SET).then_some(&repeat));
+        match recorded {
             None => {
                 let known: Vec<&str> = plan.params.keys().map(String::as_str).collect();
                 return Err(format!("--set {s}: no parameter '{name}' in the experiment's [params] (have: {})", known.join(", ")));
@@ -88,7 +106,7 @@ fn difference(a: &ExperimentPlan, b: &ExperimentPlan) -> &'static str {
         "the cache scenarios"
     } else if a.backgrounds != b.backgrounds {
         "the background loads"
-    } else if a.runs != b.runs || a.repeat != b.repeat {
+    } else if a.runs != b.runs || a.repeat != b.repeat || a.order != b.order || a.seed != b.seed {
         "the runs"
     } else {
         "the name or file"

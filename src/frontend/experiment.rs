@@ -7,6 +7,8 @@
 //! cache = ["cold", "fresh-mount"]           # top-level keys come before any [table]
 //! background = ["none", "files:fsync"]
 //! trace = true                   # a block trace of every run (or a device name)
+//! order = "interleaved"          # or "sequential" (every run of one target, then the next)
+//! seed = 42                      # the interleaved order's shuffle (drawn and recorded when absent)
 //! [params]                       # ${name} in args; --set name=value overrides
 //! size = "256m"
 //! [[target]]
@@ -39,7 +41,8 @@ use crate::frontend::environment::{parse_background_choice, parse_cache};
 use crate::frontend::FRONTENDS;
 use crate::model::environment::TraceSpec;
 use crate::model::environment::{CacheScenario, DeviceSource, TargetSpec, MANAGED_FS};
-pub use crate::model::experiment::{BackgroundChoice, Experiment, MatrixWorkload, Target};
+use crate::model::experiment::{draw_seed, MAX_REPEAT};
+pub use crate::model::experiment::{BackgroundChoice, Experiment, MatrixWorkload, Order, Target};
 use crate::units::parse_size;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -88,6 +91,10 @@ struct RawExperiment {
     trace: Option<Spanned<toml::Value>>,
     /// The blktrace categories to keep, comma-separated (`--trace-mask`).
     trace_mask: Option<Spanned<String>>,
+    /// "interleaved" (default) or "sequential".
+    order: Option<Spanned<String>>,
+    /// What the interleaved order is shuffled from (drawn when absent).
+    seed: Option<Spanned<toml::Value>>,
 }
 
 #[derive(Deserialize)]
@@ -176,10 +183,17 @@ pub fn parse(text: &str, path: &Path, sets: &[String]) -> Result<Experiment, Exp
         };
         params.insert(k.clone(), s);
     }
+    // `--set repeat=N` sets the repeats of any experiment, unless its
+    // [params] has a `repeat` of its own (which `repeat = "${repeat}"` reads).
+    let mut repeat_set: Option<&str> = None;
     for s in sets {
         let Some((k, v)) = s.split_once('=') else {
             return Err(set_error(&loc, s, "expected --set NAME=VALUE"));
         };
+        if k == REPEAT_SET && !params.contains_key(k) {
+            repeat_set = Some(v);
+            continue;
+        }
         if !params.contains_key(k) {
             let known: Vec<&str> = params.keys().map(String::as_str).collect();
             return Err(set_error(&loc, s, &format!("no parameter '{k}' in [params] (have: {})", known.join(", "))));
@@ -196,10 +210,31 @@ pub fn parse(text: &str, path: &Path, sets: &[String]) -> Result<Experiment, Exp
                 other => other.to_string(),
             };
             match text.trim().parse::<u32>() {
-                Ok(n) if (1..=1000).contains(&n) => n,
-                _ => return Err(loc.span(r, "repeat", format!("expected 1 to 1000 (or \"${{param}}\"), got {text}"))),
+                Ok(n) if (1..=MAX_REPEAT).contains(&n) => n,
+                _ => return Err(loc.span(r, "repeat", format!("expected 1 to {MAX_REPEAT} (or \"${{param}}\"), got {text}"))),
             }
         }
+    };
+    let repeat = match repeat_set {
+        None => repeat,
+        Some(v) => match v.trim().parse::<u32>() {
+            Ok(n) if (1..=MAX_REPEAT).contains(&n) => n,
+            _ => return Err(set_error(&loc, &format!("{REPEAT_SET}={v}"), &format!("expected 1 to {MAX_REPEAT} repeats"))),
+        },
+    };
+    let order = match &raw.order {
+        None => Order::default(),
+        Some(o) => Order::parse(o.get_ref().trim()).map_err(|e| loc.span(o, "order", e))?,
+    };
+    let seed = match &raw.seed {
+        None => draw_seed(),
+        Some(v) => match v.get_ref() {
+            toml::Value::Integer(i) if *i >= 0 => *i as u64,
+            toml::Value::String(s) => {
+                s.trim().parse::<u64>().map_err(|_| loc.span(v, "seed", format!("expected a whole number 0 or more, got \"{s}\"")))?
+            }
+            other => return Err(loc.span(v, "seed", format!("expected a whole number 0 or more, got {other}"))),
+        },
     };
     let caches = if raw.cache.is_empty() {
         vec![CacheScenario::Warm]
@@ -274,8 +309,13 @@ pub fn parse(text: &str, path: &Path, sets: &[String]) -> Result<Experiment, Exp
         caches,
         backgrounds,
         trace,
+        order,
+        seed,
     })
 }
+
+/// The `--set` name that sets the repeats of any experiment.
+pub const REPEAT_SET: &str = "repeat";
 
 fn set_error(loc: &Locator, s: &str, msg: &str) -> ExperimentError {
     ExperimentError {
@@ -756,6 +796,33 @@ args = ["--name=w", "--rw=write", "--size=${size}", "--directory=${target}"]
     fn repeat_out_of_range() {
         let e = err_at(&GOOD.replace("repeat = 2", "repeat = 0"));
         assert_eq!((e.line, e.key.as_deref()), (3, Some("repeat")));
+    }
+
+    #[test]
+    fn order_and_seed_from_the_file_or_drawn() {
+        let e = parse_str(GOOD).unwrap();
+        assert_eq!(e.order, Order::Interleaved, "interleaved unless the file says otherwise");
+        let with = |keys: &str| GOOD.replace("repeat = 2", &format!("repeat = 2\n{keys}"));
+        let e = parse_str(&with("order = \"sequential\"\nseed = 42")).unwrap();
+        assert_eq!((e.order, e.seed), (Order::Sequential, 42));
+        let e = err_at(&with("order = \"random\""));
+        assert_eq!((e.line, e.key.as_deref()), (4, Some("order")));
+        assert!(e.message.contains("interleaved"), "{e}");
+        let e = err_at(&with("seed = -1"));
+        assert_eq!((e.line, e.key.as_deref()), (4, Some("seed")));
+        // Without a seed each parse draws its own.
+        let seeds: std::collections::BTreeSet<u64> = (0..4).map(|_| parse_str(GOOD).unwrap().seed).collect();
+        assert!(seeds.len() > 1, "{seeds:?}");
+    }
+
+    #[test]
+    fn set_repeat_works_on_any_experiment_and_is_bounded() {
+        assert_eq!(parse(GOOD, Path::new("exp.toml"), &["repeat=5".into()]).unwrap().repeat, 5);
+        for bad in ["repeat=0", "repeat=1001", "repeat=x"] {
+            let e = parse(GOOD, Path::new("exp.toml"), &[bad.into()]).unwrap_err();
+            assert_eq!(e.key.as_deref(), Some(format!("--set {bad}").as_str()), "{e}");
+            assert!(e.message.contains("1 to 1000"), "{e}");
+        }
     }
 
     #[test]

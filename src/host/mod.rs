@@ -14,6 +14,7 @@ pub mod cpufreq;
 pub mod cpuinfo;
 pub mod filesystems;
 pub mod kernel;
+pub mod load;
 pub mod locale;
 pub mod meminfo;
 pub mod mountinfo;

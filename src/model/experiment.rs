@@ -23,7 +23,57 @@ pub struct Experiment {
     pub backgrounds: Vec<Option<BackgroundChoice>>,
     /// Block tracing of every run (`trace = true` or a device).
     pub trace: Option<crate::model::environment::TraceSpec>,
+    /// The order the runs are done in (`order = ...`, `--order`).
+    pub order: Order,
+    /// What the interleaved order is shuffled from (`seed = N`, `--seed`);
+    /// drawn when neither gives one, and recorded so `--resume` and a
+    /// rerun with `--seed` reproduce the schedule.
+    pub seed: u64,
 }
+
+/// The order of an experiment's runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    /// Round r runs repeat r of every cell, each workload's cells shuffled
+    /// per round: load that drifts over the experiment falls on every level
+    /// alike, and the cells a comparison pairs run next to each other.
+    #[default]
+    Interleaved,
+    /// Every run of one target, then the next (target-major): drift between
+    /// the targets' halves can fake an effect.
+    Sequential,
+}
+
+impl Order {
+    pub fn name(self) -> &'static str {
+        match self {
+            Order::Interleaved => "interleaved",
+            Order::Sequential => "sequential",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Order, String> {
+        match s {
+            "interleaved" => Ok(Order::Interleaved),
+            "sequential" => Ok(Order::Sequential),
+            _ => Err(format!("expected \"interleaved\" or \"sequential\", got \"{s}\"")),
+        }
+    }
+}
+
+/// A seed nobody chose: from the OS's randomness (std's hasher keys).
+pub fn draw_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0));
+    // Kept below 2^53 so a JSON reader that holds numbers as doubles (and
+    // TOML's i64) takes the seed back exactly.
+    h.finish() >> 11
+}
+
+/// The most repeats an experiment may have (`repeat`, `--set repeat=N`).
+pub const MAX_REPEAT: u32 = 1000;
 
 #[derive(Clone, Debug)]
 pub struct Target {

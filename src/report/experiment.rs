@@ -10,6 +10,7 @@ use super::export::markdown::table_padded;
 use super::format::{num, p_value, pm};
 use crate::measure::hist::LatencyHist;
 use crate::result::experiment::ExperimentRun;
+use crate::stats::design::PAIRED;
 use crate::stats::experiment::{CellSummary, ExperimentSummary};
 use crate::stats::factors::{level, FactorComparison, Levels, FACTORS};
 use std::collections::BTreeMap;
@@ -229,6 +230,8 @@ fn sentence(f: &FactorComparison) -> Option<String> {
     };
     let verdict = if !c.tested() {
         "not tested: a side has one run".to_string()
+    } else if f.drift_veto.is_some() {
+        format!("p (Holm) {}: not called significant, drift explains it (Design and drift)", p_value(c.p_adjusted))
     } else if c.significant {
         format!("p (Holm) {}: significant", p_value(c.p_adjusted))
     } else {
@@ -276,7 +279,8 @@ pub fn report(s: &ExperimentSummary) -> String {
         t,
         "Each cell: mean ± sd over its repeats (sd to two significant figures), CV = sd / mean, n = runs in the statistics. \
          Each factor that varies: every level against the first in the experiment file that the cell's workload has (the baseline), the other factors held fixed; \
-         Δ% = level / baseline − 1 with Fieller's 95% interval; p from Welch's t-test, adjusted by Holm's method over all {} \
+         Δ% = level / baseline − 1 with Fieller's 95% interval (paired: from the per-round ratios); p from Welch's t-test, or \
+         paired by round where the cells ran side by side in rounds (interleaved order; test column), adjusted by Holm's method over all {} \
          in this report, significant below 0.05; \"ran k ± sd times faster\" is the ratio of the means with the sd propagated from the cells' (as hyperfine prints it). \
          Every metric of every cell is in summary.csv and summary.json; charts/ has the headline metrics.",
         count(f.tests, "test")
@@ -328,18 +332,23 @@ pub fn report(s: &ExperimentSummary) -> String {
             let Some(first) = comps.first() else { continue };
             let others: Vec<&str> = vary.iter().copied().filter(|x| x != factor).collect();
             let _ = writeln!(t, "\n### {factor}: against {}\n", first.baseline);
-            let header: Vec<&str> = others.iter().copied().chain([*factor, "metric", "Δ% [95% CI]", "p", "p (Holm)", ""]).collect();
-            let right: Vec<bool> = header.iter().enumerate().map(|(i, _)| i > others.len() + 1 && i + 1 < header.len()).collect();
+            let header: Vec<&str> = others.iter().copied().chain([*factor, "metric", "Δ% [95% CI]", "p", "p (Holm)", "test", ""]).collect();
+            let right: Vec<bool> = header.iter().enumerate().map(|(i, _)| i > others.len() + 1 && i + 2 < header.len()).collect();
             let rows: Vec<Vec<String>> = comps
                 .iter()
                 .map(|x| {
                     let c = &x.comparison;
                     let [p, adj] = p_columns(c);
-                    let verdict = if c.significant { "significant" } else { "–" };
+                    let verdict = match (&x.drift_veto, c.significant) {
+                        (Some(_), _) => "drift: not significant",
+                        (None, true) => "significant",
+                        (None, false) => "–",
+                    };
+                    let test = if x.method == PAIRED { "paired by round" } else { "Welch" };
                     others
                         .iter()
                         .map(|o| level(&x.cell, o).to_string())
-                        .chain([x.level.clone(), c.metric.clone(), delta(c), p, adj, verdict.into()])
+                        .chain([x.level.clone(), c.metric.clone(), delta(c), p, adj, test.into(), verdict.into()])
                         .collect()
                 })
                 .collect();
@@ -358,6 +367,7 @@ pub fn report(s: &ExperimentSummary) -> String {
             }
         }
     }
+    t += &super::design::section(s);
     if !s.warnings.is_empty() {
         let _ = writeln!(t, "\n## Warnings\n");
         for w in &s.warnings {
@@ -413,6 +423,7 @@ mod tests {
             background: None,
             attribution: Default::default(),
             result: run(&[j], &[]),
+            order: None,
         }
     }
 

@@ -14,6 +14,7 @@
 pub mod blkparse;
 pub mod chart;
 pub mod compare;
+pub mod design;
 pub mod experiment;
 pub mod experiment_iozone;
 pub mod export;

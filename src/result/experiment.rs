@@ -6,6 +6,7 @@ use crate::environment::background::BackgroundReport;
 use crate::environment::cache::CacheReport;
 use crate::environment::target::TargetRecord;
 use crate::model::environment::{BackgroundSpec, CacheScenario, TargetSpec};
+use crate::model::experiment::Order;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -41,6 +42,17 @@ pub struct ExperimentPlan {
     pub backgrounds: Vec<PlannedBackground>,
     /// Every run of the matrix, in the order they run.
     pub runs: Vec<PlannedRun>,
+    /// How the runs are ordered; a plan from before orders existed ran
+    /// target after target.
+    #[serde(default = "sequential")]
+    pub order: Order,
+    /// What the interleaved order was shuffled from (`--seed` reruns it).
+    #[serde(default)]
+    pub seed: u64,
+}
+
+fn sequential() -> Order {
+    Order::Sequential
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -136,6 +148,39 @@ pub struct ExperimentRun {
     pub background: Option<BackgroundReport>,
     pub attribution: Attribution,
     pub result: RunResult,
+    /// When in the experiment it ran and how loaded the machine was;
+    /// absent from runs recorded before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<RunOrder>,
+}
+
+/// A run's place in the experiment's schedule and the machine's load
+/// around it: what the drift checks (`stats::design`) read.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunOrder {
+    /// The round (repeat r of every cell runs in round r).
+    pub round: u32,
+    /// 0-based index in the experiment's schedule (plan.json `runs`).
+    pub position: usize,
+    pub started_unix_ms: u64,
+    pub load_start: HostLoad,
+    pub load_end: HostLoad,
+    /// The CPU time processes other than fsbench used during the run, % of
+    /// all the machine's CPUs (/proc/stat busy time less fsbench's own);
+    /// `None` when /proc could not be read.
+    pub others_cpu_pct: Option<f64>,
+    /// The mean number of runnable tasks on the machine during the run
+    /// (/proc/stat procs_running every 100 ms, fsbench's own included):
+    /// unlike the CPU share, it keeps growing with the competition.
+    #[serde(default)]
+    pub runnable: Option<f64>,
+}
+
+/// /proc/loadavg's 1- and 5-minute averages.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostLoad {
+    pub load1: f64,
+    pub load5: f64,
 }
 
 impl Attribution {

@@ -1,5 +1,7 @@
-//! Runs an experiment matrix: for each target (set up once, torn down after
-//! its cells), every workload × cache scenario × background load × repeat.
+//! Runs an experiment matrix: every target × workload × cache scenario ×
+//! background load × repeat, in the order `order::schedule` gives (each
+//! target set up at its first run and torn down after its last), each run's
+//! place and the machine's load around it recorded (`host_load`).
 //! Before anything is set up, `preflight` checks every target and plans
 //! every workload for every target it runs on, and `write_record` puts the experiment
 //! file and its plan in the results directory. Each finished run is written
@@ -16,12 +18,14 @@ use crate::model::environment::TargetSpec;
 use crate::model::experiment::{Experiment, MatrixWorkload, Target};
 use crate::model::recipe::Placement;
 use crate::result::experiment::{
-    Attribution, Cell, ExperimentPlan, ExperimentRun, PlannedBackground, PlannedRun, PlannedTarget, PlannedWorkload, EXPERIMENT_COPY,
-    PLAN_FILE, PLAN_SCHEMA, RUN_SCHEMA,
+    Attribution, Cell, ExperimentPlan, ExperimentRun, PlannedBackground, PlannedRun, PlannedTarget, PlannedWorkload, RunOrder,
+    EXPERIMENT_COPY, PLAN_FILE, PLAN_SCHEMA, RUN_SCHEMA,
 };
 use crate::result::{OpClass, RunResult};
 use crate::runner::cell::{run_cell, CellRun, Environment};
 use crate::runner::events::{Events, Expected, Meter};
+use crate::runner::host_load::LoadWatch;
+use crate::runner::order::schedule;
 use crate::runner::RunOptions;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -56,6 +60,7 @@ impl fmt::Display for WriteError {
 impl std::error::Error for WriteError {}
 
 /// One run to do: a cell and a repeat number, with the indexes of its axes.
+#[derive(Clone, Debug)]
 pub struct Planned {
     pub cell: Cell,
     pub workload: usize,
@@ -86,10 +91,9 @@ pub fn matrix(exp: &Experiment, target: &str) -> Vec<Planned> {
     v
 }
 
-/// Where run `p` comes in its target's `matrix`.
-fn position(exp: &Experiment, p: &Planned) -> usize {
-    let same = |q: &Planned| (q.workload, q.cache, q.background, q.repeat) == (p.workload, p.cache, p.background, p.repeat);
-    matrix(exp, &p.cell.target).iter().position(same).unwrap_or(0)
+/// Where run `p` comes in the experiment's `schedule`.
+fn position(schedule: &[Planned], p: &Planned) -> usize {
+    schedule.iter().position(|q| q.cell == p.cell && q.repeat == p.repeat).unwrap_or(usize::MAX)
 }
 
 pub fn run_file_name(cell: &Cell, repeat: u32) -> String {
@@ -119,7 +123,9 @@ pub fn record(exp: &Experiment, sets: &[String]) -> ExperimentPlan {
                 load: b.as_ref().map(|b| b.spec_in(beside_target)),
             })
             .collect(),
-        runs: exp.targets.iter().flat_map(|t| matrix(exp, &t.label)).map(|p| PlannedRun { cell: p.cell, repeat: p.repeat }).collect(),
+        runs: schedule(exp).into_iter().map(|p| PlannedRun { cell: p.cell, repeat: p.repeat }).collect(),
+        order: exp.order,
+        seed: exp.seed,
     }
 }
 
@@ -141,7 +147,7 @@ pub fn write_record(out: &Path, text: &str, plan: &ExperimentPlan) -> Result<(),
 /// a target is a problem unless `allow_uncontrolled`. Returns every problem
 /// found.
 pub fn preflight(exp: &Experiment, allow_device: bool, allow_uncontrolled: bool) -> Result<(), Vec<String>> {
-    let mut problems = Vec::new();
+    let mut problems = crate::runner::order::device_conflicts(exp);
     for t in &exp.targets {
         if let Err(e) = target::check(&t.spec, allow_device) {
             problems.push(format!("target '{}': {e}", t.label));
@@ -212,11 +218,12 @@ pub struct Outcome {
 pub fn run(exp: &Experiment, opts: &ExperimentOptions) -> Result<Outcome, WriteError> {
     let runs_dir = opts.out.join("runs");
     std::fs::create_dir_all(&runs_dir).map_err(|e| WriteError(format!("cannot create {}: {e}", runs_dir.display())))?;
-    let total: usize = exp.targets.iter().map(|t| matrix(exp, &t.label).len()).sum();
+    let schedule = schedule(exp);
+    let total = schedule.len();
     let meter = Arc::new(Meter::default());
     opts.events.measuring("experiment", &Expected { ops: total as u64, ..Default::default() }, meter.clone());
-    let mut progress = Progress { exp, opts, runs_dir, total, meter, index: 0, outcome: Outcome::default(), failed: false };
-    let result = progress.run_targets();
+    let mut progress = Progress { exp, opts, runs_dir, total, meter, index: 0, outcome: Outcome::default(), failed: false, schedule };
+    let result = progress.run_schedule();
     opts.events.measured();
     result.map(|_| progress.outcome)
 }
@@ -232,6 +239,29 @@ struct Progress<'a> {
     index: usize,
     outcome: Outcome,
     failed: bool,
+    /// Every run of the experiment, in the order they run.
+    schedule: Vec<Planned>,
+}
+
+/// A run with its place in the schedule.
+type Placed<'a> = (usize, &'a Planned);
+
+/// A target of the experiment once its first run came: up (with the data
+/// its runs left), or failed to set up (its runs fail with this).
+enum Up {
+    Active(Box<ActiveTarget>, DataOnTarget),
+    Failed(String),
+}
+
+/// A run's place in the schedule and the machine's load around it.
+fn run_order(p: &Planned, position: usize, started_unix_ms: u64, watch: &mut LoadWatch) -> RunOrder {
+    let (load_end, others_cpu_pct) = watch.end();
+    let runnable = watch.runnable();
+    RunOrder { round: p.repeat, position, started_unix_ms, load_start: watch.load_start(), load_end, others_cpu_pct, runnable }
+}
+
+fn unix_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
 /// The data one set-up of a target holds for later workloads (a YCSB
@@ -252,9 +282,11 @@ struct Rebuilt {
 
 impl Rebuilt {
     /// What a run `p` that reads the rebuilt data `dir` says about it.
-    fn note(&self, exp: &Experiment, dir: &Path, p: &Planned) -> String {
+    fn note(&self, schedule: &[Planned], exp: &Experiment, dir: &Path, p: &Planned) -> String {
         let load = &exp.workloads[self.run.workload].label;
-        let between = position(exp, p).saturating_sub(position(exp, &self.run) + 1);
+        // Runs between them on this target: what ran on other targets did not touch its data.
+        let (from, to) = (position(schedule, &self.run), position(schedule, p));
+        let between = schedule.get(from.saturating_add(1)..to).map_or(0, |s| s.iter().filter(|q| q.cell.target == p.cell.target).count());
         let not_redone = match between {
             0 => String::new(),
             n => format!("; what the {n} runs between them in the experiment's order changed in it (updates, inserts) was not redone"),
@@ -286,63 +318,83 @@ impl Progress<'_> {
         self.opts.stop.load(Ordering::Relaxed) || (self.opts.fail_fast && self.failed)
     }
 
-    fn run_targets(&mut self) -> Result<(), WriteError> {
+    fn run_schedule(&mut self) -> Result<(), WriteError> {
         let (exp, opts) = (self.exp, self.opts);
-        for t in &exp.targets {
-            let (todo, done): (Vec<Planned>, Vec<Planned>) = matrix(exp, &t.label)
-                .into_iter()
-                .partition(|p| !(opts.resume && completed(&self.runs_dir.join(run_file_name(&p.cell, p.repeat)))));
-            self.index += done.len();
-            self.meter.ops.store(self.index as u64, Ordering::Relaxed);
-            if todo.is_empty() {
-                continue;
-            }
-            if self.stopping() {
-                break;
-            }
-            let mut active = match ActiveTarget::setup(&t.label, &t.spec, opts.allow_device) {
-                Ok(a) => a,
-                Err(message) => {
-                    // Every run of the target fails with it; --resume tries the target again.
-                    let error = format!("target '{}' could not be set up: {message}", t.label);
-                    let record = TargetRecord { label: t.label.clone(), ..TargetRecord::default() };
-                    for p in &todo {
-                        self.save(&p.cell, p.repeat, failed_run(exp, p, record.clone(), &error))?;
-                    }
-                    continue;
-                }
-            };
-            let mut data = DataOnTarget::default();
-            for p in todo {
+        let schedule = std::mem::take(&mut self.schedule);
+        let (todo, done): (Vec<Placed>, Vec<Placed>) = schedule
+            .iter()
+            .enumerate()
+            .partition(|(_, p)| !(opts.resume && completed(&self.runs_dir.join(run_file_name(&p.cell, p.repeat)))));
+        self.index += done.len();
+        self.meter.ops.store(self.index as u64, Ordering::Relaxed);
+        // A target is set up at its first run to do and torn down after its last.
+        let mut last: BTreeMap<&str, usize> = BTreeMap::new();
+        for (k, (_, p)) in todo.iter().enumerate() {
+            last.insert(&p.cell.target, k);
+        }
+        let mut up: BTreeMap<&str, Up> = BTreeMap::new();
+        let result = (|| {
+            for (k, &(position, p)) in todo.iter().enumerate() {
                 if self.stopping() {
                     break;
                 }
-                let (reads, leaves) = data_use(exp, t, &active, p.workload);
-                let mut record = match self.rebuild_for(t, &mut active, &p, reads.as_deref(), &mut data)? {
-                    Rebuild::Interrupted => break,
-                    Rebuild::Failed(error) => failed_run(exp, &p, active.info.clone(), &error),
-                    Rebuild::Ready => run_one(exp, t, &mut active, &p, opts),
+                let Some(t) = exp.targets.iter().find(|t| t.label == p.cell.target) else { continue };
+                let state = up.entry(&t.label).or_insert_with(|| match ActiveTarget::setup(&t.label, &t.spec, opts.allow_device) {
+                    Ok(a) => Up::Active(Box::new(a), DataOnTarget::default()),
+                    // Every run of the target fails with it; --resume tries the target again.
+                    Err(message) => Up::Failed(format!("target '{}' could not be set up: {message}", t.label)),
+                });
+                let record = match state {
+                    Up::Failed(error) => {
+                        let (mut watch, started_unix_ms) = (LoadWatch::start(), unix_ms());
+                        let mut record = failed_run(exp, p, TargetRecord { label: t.label.clone(), ..TargetRecord::default() }, error);
+                        record.order = Some(run_order(p, position, started_unix_ms, &mut watch));
+                        record
+                    }
+                    Up::Active(active, data) => {
+                        let (reads, leaves) = data_use(exp, t, active, p.workload);
+                        let ready = self.rebuild_for(&schedule, t, active, p, reads.as_deref(), data)?;
+                        let mut watch = LoadWatch::start();
+                        let started_unix_ms = unix_ms();
+                        let mut record = match ready {
+                            Rebuild::Interrupted => break,
+                            Rebuild::Failed(error) => failed_run(exp, p, active.info.clone(), &error),
+                            Rebuild::Ready => run_one(exp, t, active, p, opts),
+                        };
+                        data.left.extend(leaves);
+                        if record.result.partial || (record.result.failed.is_some() && opts.stop.load(Ordering::Relaxed)) {
+                            // An interrupted run is not a result, nor a failure.
+                            opts.events.note(&format!(
+                                "[{}/{}] {} — interrupted, not saved",
+                                self.index + 1,
+                                self.total,
+                                one_line(&record)
+                            ));
+                            break;
+                        }
+                        if let Some((dir, Ok(rebuilt))) = data.rebuilt.iter().find(|(d, _)| Some(d) == reads.as_ref()) {
+                            record.result.warnings.push(rebuilt.note(&schedule, exp, dir, p));
+                        }
+                        record.order = Some(run_order(p, position, started_unix_ms, &mut watch));
+                        record
+                    }
                 };
-                data.left.extend(leaves);
-                if record.result.partial || (record.result.failed.is_some() && opts.stop.load(Ordering::Relaxed)) {
-                    // An interrupted run is not a result, nor a failure.
-                    opts.events.note(&format!("[{}/{}] {} — interrupted, not saved", self.index + 1, self.total, one_line(&record)));
-                    break;
-                }
-                if let Some((dir, Ok(rebuilt))) = data.rebuilt.iter().find(|(d, _)| Some(d) == reads.as_ref()) {
-                    record.result.warnings.push(rebuilt.note(exp, dir, &p));
-                }
                 // Only a failed run of an earlier attempt is on disk among the runs to do.
                 let failed_before = self.runs_dir.join(run_file_name(&p.cell, p.repeat)).exists();
                 if let (true, Some(e)) = (failed_before, &record.result.failed) {
                     self.outcome.failed_again.push((format!("{} r{}", p.cell.key(), p.repeat), e.clone()));
                 }
                 self.save(&p.cell, p.repeat, record)?;
+                if last.get(t.label.as_str()) == Some(&k) {
+                    // Dropping the target unmounts and detaches what setup created.
+                    up.remove(t.label.as_str());
+                }
             }
-            // Dropping the target unmounts and detaches what setup created.
-            drop(active);
-        }
-        Ok(())
+            Ok(())
+        })();
+        // The targets still up (stopped early) are torn down here.
+        drop(up);
+        result
     }
 
     /// Before run `p`, which reads the data in `reads` that an earlier
@@ -365,6 +417,7 @@ impl Progress<'_> {
     /// (updates, inserts) is not redone.
     fn rebuild_for(
         &mut self,
+        schedule: &[Planned],
         t: &Target,
         active: &mut ActiveTarget,
         p: &Planned,
@@ -379,14 +432,17 @@ impl Progress<'_> {
             None if data.left.iter().any(|l| l == dir) => return Ok(Rebuild::Ready),
             None => {}
         }
-        let maker =
-            (0..p.workload).rev().find(|&wi| exp.workloads[wi].runs_on(&t.label) && data_use(exp, t, active, wi).1.as_deref() == Some(dir));
-        // Its last run in the matrix with the same cache and background: the
-        // one whose data the uninterrupted experiment would have read.
+        let maker = (0..p.workload).rev().find(|&wi| exp.workloads[wi].runs_on(&t.label) && data_use(exp, t, active, wi).1.as_deref() == Some(dir));
+        // Its last run before `p` in the schedule on this target with the same
+        // cache and background: the one whose data the uninterrupted
+        // experiment would have read.
+        let before = &schedule[..position(schedule, p).min(schedule.len())];
         let Some(load) = maker.and_then(|wi| {
-            matrix(exp, &t.label)
-                .into_iter()
-                .find(|q| q.workload == wi && q.cache == p.cache && q.background == p.background && q.repeat == exp.repeat)
+            before
+                .iter()
+                .rev()
+                .find(|q| q.cell.target == t.label && q.workload == wi && q.cache == p.cache && q.background == p.background)
+                .cloned()
         }) else {
             return Ok(Rebuild::Ready);
         };
@@ -517,6 +573,7 @@ fn saved_run(exp: &Experiment, p: &Planned, target: TargetRecord, cell: CellRun)
         background: cell.background,
         attribution: cell.attribution,
         result: cell.result,
+        order: None,
     }
 }
 

@@ -5,9 +5,11 @@
 //! reached the device, the runs' own warnings), each said once with the
 //! cells it concerns. Written as summary.json.
 
+use crate::model::experiment::Order;
 use crate::result::experiment::{Cell, ExperimentRun};
+use crate::stats::design::{Design, RoundValue, RunLoad};
 use crate::stats::factors::{compare_factors, FactorReport, Levels};
-use crate::stats::metrics::{summarize_runs, CV_WARN};
+use crate::stats::metrics::{collect, CV_WARN};
 use crate::stats::summary::{summarize, Summary};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -54,13 +56,24 @@ pub struct ExperimentSummary {
     /// headline metrics. Absent from older files.
     #[serde(default)]
     pub factors: FactorReport,
+    /// The run order and the load the experiment ran under.
+    #[serde(default)]
+    pub design: Design,
 }
 
 impl ExperimentSummary {
     /// Compare the factors' levels in the experiment file's order (the
     /// first level of each is the baseline) instead of sorted order.
     pub fn order_levels(&mut self, levels: Levels) {
-        self.factors = compare_factors(&self.cells, levels);
+        self.factors = compare_factors(&self.cells, levels, self.design.order);
+    }
+
+    /// The order the runs were done in and its seed: comparisons are then
+    /// paired by round where the design allows, and drift judged by it.
+    pub fn set_design(&mut self, order: Order, seed: u64) {
+        self.design.order = Some(order);
+        self.design.seed = Some(seed);
+        self.factors = compare_factors(&self.cells, self.factors.levels.clone(), self.design.order);
     }
 
     /// Every planned run finished and counts.
@@ -92,6 +105,13 @@ pub struct CellSummary {
     /// first is the one the tool itself leads with).
     #[serde(default)]
     pub headline_order: Vec<String>,
+    /// Each headline metric's value per run, with its round and place in
+    /// the schedule: what paired tests and drift checks read.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub by_round: BTreeMap<String, Vec<RoundValue>>,
+    /// The machine's load during each run (runs recorded with it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub loads: Vec<RunLoad>,
 }
 
 impl CellSummary {
@@ -157,8 +177,8 @@ pub fn summarize_experiment(name: &str, runs: &[ExperimentRun], planned: usize) 
             warnings.add(format!("{} r{}", cell.key(), r.repeat), "FAILED; left out of every figure", Some(why));
         }
         let results: Vec<_> = rs.iter().map(|r| r.result.clone()).collect();
-        let summaries = summarize_runs(&results);
-        let mut metrics: BTreeMap<_, _> = summaries.into_iter().map(|m| (m.metric, m.summary)).collect();
+        let per_run = collect(&results);
+        let mut metrics: BTreeMap<_, _> = per_run.iter().map(|(m, v)| (m.clone(), summarize(v))).collect();
         let extra = |f: &dyn Fn(&ExperimentRun) -> Option<f64>| -> Option<Summary> {
             let xs: Vec<f64> = rs.iter().filter_map(|r| f(r)).collect();
             (!rs.is_empty() && xs.len() == rs.len()).then(|| summarize(&xs))
@@ -262,7 +282,32 @@ pub fn summarize_experiment(name: &str, runs: &[ExperimentRun], planned: usize) 
         if !cvs.is_empty() {
             unsteady.push((cell.key(), cvs));
         }
-        cells.push(CellSummary { cell, runs: rs.len(), failed: failed.len(), metrics, headline, headline_order });
+        // Per run, in the order of `rs` (as `collect` gives the values).
+        let by_round: BTreeMap<String, Vec<RoundValue>> = per_run
+            .iter()
+            .filter(|(m, _)| headline.contains_key(m))
+            .map(|(m, v)| {
+                let values = rs.iter().zip(v).map(|(r, &value)| RoundValue {
+                    round: r.order.as_ref().map_or(r.repeat, |o| o.round),
+                    position: r.order.as_ref().map(|o| o.position),
+                    value,
+                });
+                (m.clone(), values.collect())
+            })
+            .collect();
+        let loads: Vec<RunLoad> = rs
+            .iter()
+            .filter_map(|r| r.order.as_ref())
+            .map(|o| RunLoad {
+                round: o.round,
+                position: o.position,
+                load1_start: o.load_start.load1,
+                load1_end: o.load_end.load1,
+                others_cpu_pct: o.others_cpu_pct,
+                runnable: o.runnable,
+            })
+            .collect();
+        cells.push(CellSummary { cell, runs: rs.len(), failed: failed.len(), metrics, headline, headline_order, by_round, loads });
     }
     let mut warnings = warnings.lines();
     // One line for the experiment: the table shows each cell's CV.
@@ -278,7 +323,8 @@ pub fn summarize_experiment(name: &str, runs: &[ExperimentRun], planned: usize) 
             worst[0].1 * 100.0
         ));
     }
-    let factors = compare_factors(&cells, Levels::of_cells(&cells));
+    let design = Design::of_runs(runs);
+    let factors = compare_factors(&cells, Levels::of_cells(&cells), design.order);
     let failed = runs.iter().filter(|r| r.result.failed.is_some()).count();
     ExperimentSummary {
         schema: SUMMARY_SCHEMA.into(),
@@ -289,5 +335,6 @@ pub fn summarize_experiment(name: &str, runs: &[ExperimentRun], planned: usize) 
         cells,
         warnings,
         factors,
+        design,
     }
 }

@@ -13,8 +13,10 @@
 //! the comparisons can be redone from `summary.json` alone.
 
 use super::compare::{adjust, welch_summaries, Comparison, CORRECTION};
+use super::design::{drift, pair, veto_reason, Drift, PAIRED, WELCH};
 use super::experiment::CellSummary;
 use crate::model::experiment::Experiment;
+use crate::model::experiment::Order;
 use crate::result::experiment::Cell;
 use serde::{Deserialize, Serialize};
 
@@ -134,6 +136,21 @@ pub struct FactorComparison {
     pub unit: String,
     /// B against A: `comparison.a` is the baseline.
     pub comparison: Comparison,
+    /// `paired by round` (interleaved runs, per-round log ratios) or
+    /// `welch` (independent sides).
+    #[serde(default = "welch_method")]
+    pub method: String,
+    /// The drift checks; absent from older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drift: Option<Drift>,
+    /// Why a difference whose p-value is below 0.05 after Holm is not
+    /// called significant: drift explains it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drift_veto: Option<String>,
+}
+
+fn welch_method() -> String {
+    WELCH.into()
 }
 
 /// Every comparison of an experiment, adjusted together.
@@ -153,7 +170,7 @@ pub struct FactorReport {
 
 /// Compare the levels of every factor that varies, per workload, on the
 /// baseline cell's headline metrics.
-pub fn compare_factors(cells: &[CellSummary], levels: Levels) -> FactorReport {
+pub fn compare_factors(cells: &[CellSummary], levels: Levels, order: Option<Order>) -> FactorReport {
     let levels = levels.present(cells);
     let mut ordered: Vec<&CellSummary> = cells.iter().collect();
     ordered.sort_by_key(|c| levels.rank(&c.cell));
@@ -179,7 +196,12 @@ pub fn compare_factors(cells: &[CellSummary], levels: Levels) -> FactorReport {
                         // 0 against 0 (a write figure of a job that only reads): nothing to test.
                         continue;
                     }
+                    let welch = welch_summaries(metric, sa, sb);
+                    let paired = pair(&welch, c, o, order);
                     out.push(FactorComparison {
+                        method: if paired.is_some() { PAIRED } else { WELCH }.into(),
+                        drift: Some(drift(c, o, metric)),
+                        drift_veto: None,
                         workload: c.cell.workload.clone(),
                         factor: factor.into(),
                         baseline: (*base).clone(),
@@ -187,7 +209,7 @@ pub fn compare_factors(cells: &[CellSummary], levels: Levels) -> FactorReport {
                         baseline_cell: c.cell.clone(),
                         cell: o.cell.clone(),
                         unit: unit.to_string(),
-                        comparison: welch_summaries(metric, sa, sb),
+                        comparison: paired.unwrap_or(welch),
                     });
                 }
             }
@@ -196,6 +218,12 @@ pub fn compare_factors(cells: &[CellSummary], levels: Levels) -> FactorReport {
     // Per workload, then factor, in the experiment's order.
     out.sort_by_key(|f| levels.rank(&f.baseline_cell)[0]);
     let tests = adjust(out.iter_mut().map(|f| &mut f.comparison));
+    for f in out.iter_mut().filter(|f| f.comparison.significant) {
+        if let Some(why) = f.drift.as_ref().and_then(|d| veto_reason(d, order, &f.factor)) {
+            f.comparison.significant = false;
+            f.drift_veto = Some(why);
+        }
+    }
     FactorReport { levels, tests, correction: CORRECTION.into(), interval: INTERVAL.into(), comparisons: out }
 }
 
@@ -209,7 +237,16 @@ mod tests {
         let c = Cell { target: target.into(), workload: "w".into(), cache: "warm".into(), background: background.into() };
         let metrics = BTreeMap::from([("w/ops_s".to_string(), summarize(ops)), ("w/other".to_string(), summarize(ops))]);
         let headline = BTreeMap::from([("w/ops_s".to_string(), "ops/s".to_string())]);
-        CellSummary { cell: c, runs: ops.len(), failed: 0, metrics, headline, headline_order: vec!["w/ops_s".into()] }
+        CellSummary {
+            cell: c,
+            runs: ops.len(),
+            failed: 0,
+            metrics,
+            headline,
+            headline_order: vec!["w/ops_s".into()],
+            by_round: Default::default(),
+            loads: Vec::new(),
+        }
     }
 
     #[test]
@@ -226,7 +263,7 @@ mod tests {
             cache: vec!["warm".into(), "cold".into()],
             background: vec!["none".into(), "files".into()],
         };
-        let r = compare_factors(&cells, levels);
+        let r = compare_factors(&cells, levels, None);
         assert_eq!(r.levels.cache, ["warm"], "levels no cell has are dropped");
         // target: ext4 vs xfs under none and under files; background: files vs none on xfs and on ext4.
         let got: Vec<(String, String, String, String)> =
@@ -279,7 +316,7 @@ mod tests {
     #[test]
     fn without_the_experiment_levels_are_sorted() {
         let cells = vec![cell("b", "none", &[1.0, 2.0]), cell("a", "none", &[1.0, 2.0])];
-        let r = compare_factors(&cells, Levels::of_cells(&cells));
+        let r = compare_factors(&cells, Levels::of_cells(&cells), None);
         assert_eq!(r.levels.target, ["a", "b"]);
         assert_eq!(r.comparisons.len(), 1);
         assert_eq!(r.comparisons[0].baseline, "a");

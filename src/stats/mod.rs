@@ -17,6 +17,7 @@
 //! baseline) are documented where they are handled.
 
 pub mod compare;
+pub mod design;
 pub mod experiment;
 pub mod factors;
 pub mod metrics;
