@@ -23,6 +23,8 @@ pub struct Experiment {
     pub backgrounds: Vec<Option<BackgroundChoice>>,
     /// Block tracing of every run (`trace = true` or a device).
     pub trace: Option<crate::model::environment::TraceSpec>,
+    /// `[[gap]]`: what of the seed's tables this experiment cannot fill.
+    pub gaps: Vec<Gap>,
 }
 
 #[derive(Clone, Debug)]
@@ -56,4 +58,17 @@ pub struct MatrixWorkload {
     pub label: String,
     pub family: &'static str,
     pub recipe: Arc<dyn Recipe>,
+}
+
+/// A `[[gap]]` of the experiment file: rows or columns of a seed's table
+/// that this experiment cannot fill, and why (the kernel lacks a file
+/// system, the machine has no HDD, ...). The report lists them so that a
+/// missing column reads as a known limit, not as a result of zero.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Gap {
+    /// Which table, e.g. "seed 004 Table 1".
+    pub table: String,
+    /// The rows or columns not filled, e.g. "JFS and ReiserFS columns".
+    pub what: String,
+    pub why: String,
 }

@@ -54,6 +54,10 @@ pub struct ExperimentSummary {
     /// headline metrics. Absent from older files.
     #[serde(default)]
     pub factors: FactorReport,
+    /// The experiment file's `[[gap]]`s: what of the seed's tables it
+    /// cannot fill here. Absent from older files.
+    #[serde(default)]
+    pub gaps: Vec<crate::model::experiment::Gap>,
 }
 
 impl ExperimentSummary {
@@ -289,5 +293,6 @@ pub fn summarize_experiment(name: &str, runs: &[ExperimentRun], planned: usize) 
         cells,
         warnings,
         factors,
+        gaps: Vec::new(),
     }
 }
