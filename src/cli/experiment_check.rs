@@ -25,7 +25,8 @@ pub fn run(a: &ExperimentArgs) -> i32 {
             return 2;
         }
     };
-    let mut problems = crate::runner::experiment::preflight(&exp, a.common.allow_device, a.common.allow_uncontrolled).err().unwrap_or_default();
+    let mut problems =
+        crate::runner::experiment::preflight(&exp, a.common.allow_device, a.common.allow_uncontrolled).err().unwrap_or_default();
     problems.extend(crate::runner::experiment_space::preflight(&exp, a.common.allow_fill).err().unwrap_or_default());
     if !problems.is_empty() {
         for p in &problems {

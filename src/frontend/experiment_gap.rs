@@ -68,7 +68,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(e.gaps.len(), 2);
-        assert_eq!((e.gaps[0].table.as_str(), e.gaps[0].what.as_str(), e.gaps[0].why.as_str()), ("seed 004 Table 1", "JFS column", "no jfs"));
+        assert_eq!(
+            (e.gaps[0].table.as_str(), e.gaps[0].what.as_str(), e.gaps[0].why.as_str()),
+            ("seed 004 Table 1", "JFS column", "no jfs")
+        );
         assert_eq!(e.gaps[1].what, "HDD rows");
         assert!(with("").unwrap().gaps.is_empty());
     }

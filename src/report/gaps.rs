@@ -15,7 +15,10 @@ pub fn section(gaps: &[Gap]) -> String {
     }
     let mut t = String::new();
     let _ = writeln!(t, "\n## What this run cannot fill\n");
-    let _ = writeln!(t, "Rows and columns of the seed's tables this experiment leaves empty here, and why (the experiment file's [[gap]] tables):\n");
+    let _ = writeln!(
+        t,
+        "Rows and columns of the seed's tables this experiment leaves empty here, and why (the experiment file's [[gap]] tables):\n"
+    );
     let rows: Vec<Vec<String>> = gaps.iter().map(|g| vec![g.table.clone(), g.what.clone(), g.why.clone()]).collect();
     t += &table_padded(&["table", "not filled", "why"], &[false, false, false], &rows, true);
     t

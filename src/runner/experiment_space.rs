@@ -77,8 +77,12 @@ fn refusal(exp: &Experiment, t: &Target, workload: &str, laid_out: u64, g: &Grow
         .iter()
         .filter(|f| f.bytes > 0)
         .map(|f| {
+            let level = match f.deletes_bound {
+                Some(l) if l <= f.bytes => format!(", held to {} by the loop's deletes from its fileset", bytes(l)),
+                _ => String::new(),
+            };
             format!(
-                "flowop '{}' ({}, {} per op, at most {} ops/s over {} s) can add {}",
+                "flowop '{}' ({}, {} per op, at most {} ops/s over {} s) can add {}{level}",
                 f.flowop,
                 f.kind,
                 bytes(f.bytes_per_op),
@@ -99,8 +103,10 @@ fn refusal(exp: &Experiment, t: &Target, workload: &str, laid_out: u64, g: &Grow
         fixes.push(format!("a target of at least {room} GiB"));
     }
     // Seconds that fit: the rate-bound part scales with the run, the rest does not.
-    let per_s = g.flowops.iter().map(|f| f.bytes).sum::<u64>() as f64 / g.seconds.max(1) as f64;
-    let fixed = laid_out.saturating_add(g.created_bytes) as f64;
+    let scales = |f: &&growth::FlowopGrowth| f.deletes_bound.is_none_or(|l| l > f.bytes);
+    let per_s = g.flowops.iter().filter(scales).map(|f| f.bytes).sum::<u64>() as f64 / g.seconds.max(1) as f64;
+    let held: u64 = g.flowops.iter().filter(|f| !scales(f)).map(|f| f.bytes).sum();
+    let fixed = laid_out.saturating_add(g.created_bytes).saturating_add(held) as f64;
     let fit = if per_s > 0.0 { ((allowed as f64 - fixed) / per_s).floor() as i64 } else { -1 };
     match (fit >= 1, exp.params.contains_key("runtime")) {
         (true, true) => fixes.push(format!("a shorter run (--set runtime={fit} or less)")),
@@ -108,18 +114,19 @@ fn refusal(exp: &Experiment, t: &Target, workload: &str, laid_out: u64, g: &Grow
         _ => {}
     }
     fixes.push("--allow-fill to run it anyway and fill the target on purpose".into());
+    // One fact a line: the CLI bounds each line's length.
+    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     Some(format!(
-        "workload '{workload}' on target '{}' can outgrow the target while it runs: {}; with {} laid out before the run that is up to {}, \
-         more than {:.0}% of the target's {what} ({}); refused before anything runs (the bound takes the fastest this machine's {} CPUs \
-         could run the workload's loop, see runner/flow/growth.rs); use {}",
+        "workload '{workload}' on target '{}' can outgrow the target while it runs: up to {} with what it lays out, more than {:.0}% \
+         of the target's {what} ({}); refused before anything runs\n  {}\n  laid out before the run: {}\n  \
+         the bound: the fastest this machine's {cpus} CPUs could run the workload's thread loops (runner/flow/growth.rs)\n  fix: {}",
         t.label,
-        grows.join("; "),
-        bytes(laid_out),
         bytes(need),
         USABLE_SHARE * 100.0,
         bytes(allowed),
-        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
-        fixes.join(", ")
+        grows.join("\n  "),
+        bytes(laid_out),
+        fixes.join(", or ")
     ))
 }
 
