@@ -120,7 +120,7 @@ pub fn bound(plan: &FlowPlan, cpus: usize) -> Growth {
             }
         }
     }
-    flowops.sort_by(|a, b| b.bytes.cmp(&a.bytes));
+    flowops.sort_by_key(|f| std::cmp::Reverse(f.bytes));
     created_in.sort_unstable();
     created_in.dedup();
     for i in created_in.into_iter().filter(|i| !deleted_from.contains(i)) {
