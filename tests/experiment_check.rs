@@ -81,3 +81,26 @@ fn check_reports_located_errors_on_stderr_with_exit_2() {
     assert!(o.stdout.is_empty());
     assert!(String::from_utf8_lossy(&o.stderr).contains("bogus"), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+#[test]
+fn gaps_are_a_section_of_report_md() {
+    let work = disk_tempdir();
+    let dir = work.path().join("t");
+    std::fs::create_dir(&dir).unwrap();
+    let text = format!(
+        "name = \"g\"\n[[target]]\nlabel = \"a\"\ndirectory = \"{}\"\n[[workload]]\nlabel = \"w\"\n\
+         args = [\"--name=w\", \"--rw=write\", \"--size=64k\"]\n\
+         [[gap]]\ntable = \"seed 004 Figures 2-8\"\nwhat = \"the JFS column\"\nwhy = \"this kernel has no jfs\"\n",
+        dir.display()
+    );
+    let exp = write_exp(work.path(), &text);
+    let out = work.path().join("results");
+    let o = fsbench().arg("experiment").arg(&exp).arg("--out").arg(&out).arg("--no-progress").output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let at = report.find("## What this run cannot fill").unwrap_or_else(|| panic!("no gap section: {report}"));
+    let row = report[at..].lines().find(|l| l.contains("the JFS column")).unwrap_or_else(|| panic!("no row: {report}"));
+    assert!(row.contains("seed 004 Figures 2-8") && row.contains("this kernel has no jfs"), "{row}");
+    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["gaps"][0]["why"], "this kernel has no jfs");
+}
