@@ -47,6 +47,10 @@ pub struct ExperimentArgs {
     /// the file's `order`.
     #[arg(long, value_name = "ORDER", value_parser = ["interleaved", "sequential"])]
     pub(super) order: Option<String>,
+    /// Check FILE and print what would run (targets, workloads, caches,
+    /// backgrounds, repeats, runs, gaps); set up and write nothing.
+    #[arg(long, conflicts_with_all = ["resume", "out"])]
+    pub(super) check: bool,
     #[command(flatten)]
     pub(super) common: CommonArgs,
 }
@@ -61,6 +65,9 @@ pub(super) struct Loaded {
 }
 
 pub fn run_cmd(a: ExperimentArgs) -> i32 {
+    if a.check {
+        return super::experiment_check::run(&a);
+    }
     let exporter = match super::exporter_for("experiment", &a.common.output_format, DocKind::Experiment) {
         Ok(e) => e,
         Err(code) => return code,
@@ -84,7 +91,9 @@ pub fn run_cmd(a: ExperimentArgs) -> i32 {
     if let Err(code) = super::check_outputs("experiment", &[(flag.to_string(), out.clone())]) {
         return code;
     }
-    if let Err(problems) = preflight(&exp, a.common.allow_device, a.common.allow_uncontrolled) {
+    let mut problems = preflight(&exp, a.common.allow_device, a.common.allow_uncontrolled).err().unwrap_or_default();
+    problems.extend(crate::runner::experiment_space::preflight(&exp, a.common.allow_fill).err().unwrap_or_default());
+    if !problems.is_empty() {
         for p in &problems {
             super::fail(format!("fsbench experiment: error: {}: {p}", exp.file.display()));
         }
@@ -135,6 +144,7 @@ pub fn run_cmd(a: ExperimentArgs) -> i32 {
     let mut summary = summarize_experiment(&exp.name, &runs, plan.runs.len());
     summary.set_design(exp.order, exp.seed);
     summary.order_levels(crate::stats::factors::Levels::of(&exp));
+    summary.gaps = exp.gaps.clone();
     summary.warnings.extend(alloc_warnings);
     if let Err(e) = write_all(&out, &summary, &runs) {
         eprintln!("fsbench: error: {e}");

@@ -6,6 +6,7 @@ mod cleanup;
 mod compare;
 mod events;
 mod experiment;
+mod experiment_check;
 mod quick;
 mod replay;
 mod resume;

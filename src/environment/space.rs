@@ -143,6 +143,12 @@ fn free_of(p: &Path) -> Option<Free> {
     (r == 0).then(|| Free { bytes: s.f_bavail as u64 * s.f_frsize as u64, inodes: (s.f_files > 0).then_some(s.f_favail as u64) })
 }
 
+/// Bytes an unprivileged writer may still write on the file system
+/// holding `p` (or its nearest existing ancestor).
+pub fn free_bytes(p: &Path) -> Option<u64> {
+    free_of(&existing_ancestor(p)?.1).map(|f| f.bytes)
+}
+
 /// Whether the file system holding `p` has no inode left (a create's ENOSPC
 /// then means inodes, not blocks).
 pub fn out_of_inodes(p: &Path) -> bool {

@@ -95,6 +95,9 @@ struct RawExperiment {
     order: Option<Spanned<String>>,
     /// What the interleaved order is shuffled from (drawn when absent).
     seed: Option<Spanned<toml::Value>>,
+    /// What of the seed's tables cannot be filled here (`experiment_gap`).
+    #[serde(default)]
+    gap: Vec<super::experiment_gap::RawGap>,
 }
 
 #[derive(Deserialize)]
@@ -128,19 +131,19 @@ struct RawLoop {
 type RawWorkload = BTreeMap<String, Spanned<toml::Value>>;
 
 /// Maps byte offsets of the text to line and column.
-struct Locator<'a> {
+pub(super) struct Locator<'a> {
     file: String,
     text: &'a str,
 }
 
 impl Locator<'_> {
-    fn at(&self, offset: usize, key: Option<&str>, message: impl Into<String>) -> ExperimentError {
+    pub(super) fn at(&self, offset: usize, key: Option<&str>, message: impl Into<String>) -> ExperimentError {
         let before = &self.text[..offset.min(self.text.len())];
         let line = before.matches('\n').count() + 1;
         let col = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
         ExperimentError { file: self.file.clone(), line, col, key: key.map(str::to_string), message: message.into() }
     }
-    fn span<T>(&self, s: &Spanned<T>, key: &str, message: impl Into<String>) -> ExperimentError {
+    pub(super) fn span<T>(&self, s: &Spanned<T>, key: &str, message: impl Into<String>) -> ExperimentError {
         self.at(s.span().start, Some(key), message)
     }
 }
@@ -298,6 +301,7 @@ pub fn parse(text: &str, path: &Path, sets: &[String]) -> Result<Experiment, Exp
         }
         (t, _) => t,
     };
+    let gaps = super::experiment_gap::gaps(&loc, &raw.gap)?;
     Ok(Experiment {
         name,
         description: raw.description,
@@ -311,6 +315,7 @@ pub fn parse(text: &str, path: &Path, sets: &[String]) -> Result<Experiment, Exp
         trace,
         order,
         seed,
+        gaps,
     })
 }
 

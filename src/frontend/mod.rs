@@ -12,6 +12,7 @@ pub mod bonnie;
 pub mod confine;
 pub mod environment;
 pub mod experiment;
+pub mod experiment_gap;
 pub mod filebench;
 pub mod fio;
 pub mod getopt;

@@ -29,6 +29,8 @@ pub struct Experiment {
     /// drawn when neither gives one, and recorded so `--resume` and a
     /// rerun with `--seed` reproduce the schedule.
     pub seed: u64,
+    /// `[[gap]]`: what of the seed's tables this experiment cannot fill.
+    pub gaps: Vec<Gap>,
 }
 
 /// The order of an experiment's runs.
@@ -117,4 +119,17 @@ impl MatrixWorkload {
     pub fn runs_on(&self, target: &str) -> bool {
         self.only.as_ref().is_none_or(|o| o.iter().any(|t| t == target))
     }
+}
+
+/// A `[[gap]]` of the experiment file: rows or columns of a seed's table
+/// that this experiment cannot fill, and why (the kernel lacks a file
+/// system, the machine has no HDD, ...). The report lists them so that a
+/// missing column reads as a known limit, not as a result of zero.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Gap {
+    /// Which table, e.g. "seed 004 Table 1".
+    pub table: String,
+    /// The rows or columns not filled, e.g. "JFS and ReiserFS columns".
+    pub what: String,
+    pub why: String,
 }

@@ -287,6 +287,7 @@ pub fn report(s: &ExperimentSummary) -> String {
     );
     // The seeds' own tables lead; the per-metric tables follow.
     t += &super::seed_tables::tables(s);
+    t += &super::gaps::section(&s.gaps);
     for w in &levels.workload {
         let mut cells: Vec<&CellSummary> = s.cells.iter().filter(|c| &c.cell.workload == w).collect();
         cells.sort_by_key(|c| levels.rank(&c.cell));

@@ -19,6 +19,7 @@ pub mod experiment;
 pub mod experiment_iozone;
 pub mod export;
 pub mod format;
+pub mod gaps;
 pub mod heatmap;
 pub mod layout;
 pub mod repeated;

@@ -432,7 +432,8 @@ impl Progress<'_> {
             None if data.left.iter().any(|l| l == dir) => return Ok(Rebuild::Ready),
             None => {}
         }
-        let maker = (0..p.workload).rev().find(|&wi| exp.workloads[wi].runs_on(&t.label) && data_use(exp, t, active, wi).1.as_deref() == Some(dir));
+        let maker =
+            (0..p.workload).rev().find(|&wi| exp.workloads[wi].runs_on(&t.label) && data_use(exp, t, active, wi).1.as_deref() == Some(dir));
         // Its last run before `p` in the schedule on this target with the same
         // cache and background: the one whose data the uninterrupted
         // experiment would have read.
@@ -540,10 +541,12 @@ fn run_one(exp: &Experiment, t: &Target, active: &mut ActiveTarget, p: &Planned,
     let trace_base = opts.out.join("traces").join(format!("{}-r{}", p.cell.key(), p.repeat));
     let trace = exp.trace.as_ref().map(|t| (t, t.output.clone().unwrap_or(trace_base)));
     let env = Environment { cache: Some(&exp.caches[p.cache]), background: background.as_ref(), target: Some(&mut *active), trace };
-    match run_cell(&plan, env, &run_opts) {
+    let mut record = match run_cell(&plan, env, &run_opts) {
         Ok(cell) => saved_run(exp, p, active.info.clone(), cell),
         Err(e) => failed_run(exp, p, active.info.clone(), &e.to_string()),
-    }
+    };
+    super::experiment_space::explain_enospc(&mut record.result.failed);
+    record
 }
 
 /// What workload `wi` reads that an earlier one leaves, and what it leaves

@@ -9,6 +9,7 @@ pub mod buffers;
 pub mod cell;
 pub mod events;
 pub mod experiment;
+pub mod experiment_space;
 pub mod flow;
 pub mod host_load;
 pub mod iozone;

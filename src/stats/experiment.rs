@@ -59,6 +59,10 @@ pub struct ExperimentSummary {
     /// The run order and the load the experiment ran under.
     #[serde(default)]
     pub design: Design,
+    /// The experiment file's `[[gap]]`s: what of the seed's tables it
+    /// cannot fill here. Absent from older files.
+    #[serde(default)]
+    pub gaps: Vec<crate::model::experiment::Gap>,
 }
 
 impl ExperimentSummary {
@@ -336,5 +340,6 @@ pub fn summarize_experiment(name: &str, runs: &[ExperimentRun], planned: usize) 
         warnings,
         factors,
         design,
+        gaps: Vec::new(),
     }
 }

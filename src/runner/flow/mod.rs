@@ -40,6 +40,7 @@ pub mod buf;
 mod data;
 pub mod dist;
 pub mod fileset;
+pub mod growth;
 pub mod hist;
 mod namespace;
 pub mod program;
