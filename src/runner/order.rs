@@ -103,7 +103,7 @@ mod tests {
     /// Three targets, two workloads (fill, then read), two background levels, 4 repeats.
     fn exp(order: &str, seed: u64) -> Experiment {
         let target = |l: &str| Target { label: l.into(), spec: TargetSpec::Directory("/tmp".into()) };
-        let workload = |l: &str| MatrixWorkload { label: l.into(), family: "fio", recipe: Arc::new(NoPlan) };
+        let workload = |l: &str| MatrixWorkload { label: l.into(), family: "fio", recipe: Arc::new(NoPlan), only: None };
         let files = BackgroundChoice { label: "files".into(), spec: BackgroundSpec::seed("/tmp"), dir_given: false };
         Experiment {
             name: "o".into(),
@@ -118,6 +118,7 @@ mod tests {
             trace: None,
             order: Order::parse(order).unwrap(),
             seed,
+            gaps: Vec::new(),
         }
     }
 

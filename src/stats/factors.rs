@@ -306,7 +306,7 @@ mod tests {
             cache: vec!["warm".into()],
             background: vec!["none".into()],
         };
-        let r = compare_factors(&cells, levels);
+        let r = compare_factors(&cells, levels, None);
         let got: Vec<(&str, &str, &str)> =
             r.comparisons.iter().map(|f| (f.workload.as_str(), f.baseline.as_str(), f.level.as_str())).collect();
         assert_eq!(got, [("sweep", "raw", "ext2"), ("survey", "ext2", "xfs")]);
