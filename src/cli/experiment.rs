@@ -91,12 +91,7 @@ pub fn run_cmd(a: ExperimentArgs) -> i32 {
     if let Err(code) = super::check_outputs("experiment", &[(flag.to_string(), out.clone())]) {
         return code;
     }
-    let mut problems = preflight(&exp, a.common.allow_device, a.common.allow_uncontrolled).err().unwrap_or_default();
-    problems.extend(crate::runner::experiment_space::preflight(&exp, a.common.allow_fill).err().unwrap_or_default());
-    if !problems.is_empty() {
-        for p in &problems {
-            super::fail(format!("fsbench experiment: error: {}: {p}", exp.file.display()));
-        }
+    if !checks_pass(&exp, &a.common) {
         eprintln!("fsbench: nothing was run or created");
         return 2;
     }
@@ -177,6 +172,18 @@ pub fn run_cmd(a: ExperimentArgs) -> i32 {
 }
 
 /// A new experiment from FILE, into a new or empty directory.
+/// Every check that needs no set-up (`runner::experiment::preflight`, and
+/// the space for what the workloads lay out and grow), each problem said on
+/// stderr with the file; `--check` and a run share it.
+pub(super) fn checks_pass(exp: &Experiment, common: &CommonArgs) -> bool {
+    let mut problems = preflight(exp, common.allow_device, common.allow_uncontrolled).err().unwrap_or_default();
+    problems.extend(crate::runner::experiment_space::preflight(exp, common.allow_fill).err().unwrap_or_default());
+    for p in &problems {
+        super::fail(format!("fsbench experiment: error: {}: {p}", exp.file.display()));
+    }
+    problems.is_empty()
+}
+
 fn load_new(a: &ExperimentArgs) -> Result<Loaded, String> {
     let file = a.file.as_deref().expect("clap requires FILE without --resume");
     let text = experiment::read(file).map_err(|e| e.to_string())?;

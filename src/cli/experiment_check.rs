@@ -25,13 +25,7 @@ pub fn run(a: &ExperimentArgs) -> i32 {
             return 2;
         }
     };
-    let mut problems =
-        crate::runner::experiment::preflight(&exp, a.common.allow_device, a.common.allow_uncontrolled).err().unwrap_or_default();
-    problems.extend(crate::runner::experiment_space::preflight(&exp, a.common.allow_fill).err().unwrap_or_default());
-    if !problems.is_empty() {
-        for p in &problems {
-            super::fail(format!("fsbench experiment: error: {}: {p}", exp.file.display()));
-        }
+    if !super::experiment::checks_pass(&exp, &a.common) {
         eprintln!("fsbench: check failed; nothing was run or created");
         return 2;
     }

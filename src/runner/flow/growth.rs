@@ -111,7 +111,7 @@ pub fn bound(plan: &FlowPlan, cpus: usize) -> Growth {
                 let level = g.fileset.and_then(|i| steady_state(plan, i, &pass.churn[i]));
                 flowops.push(FlowopGrowth {
                     flowop: g.spec.name.clone(),
-                    kind: kind_name(g.spec.kind),
+                    kind: g.spec.kind.wml_name(),
                     bytes_per_op: g.bytes,
                     ops_per_s,
                     bytes: level.map_or(by_rate, |l| by_rate.min(l)),
@@ -167,7 +167,9 @@ impl<'a> Pass<'a> {
                 cost += self.iteration(&f.children, n);
                 continue;
             }
-            if !does_io(f.kind) {
+            // Only flowops that make a system call on a file cost time (the
+            // others pace, count or synchronise threads, which the bound takes as free).
+            if !f.kind.is_io() {
                 continue;
             }
             // A flowop names its fileset, or works on the file its slot holds.
@@ -214,34 +216,4 @@ fn value(plan: &FlowPlan, n: Num) -> f64 {
 
 fn file_size(plan: &FlowPlan, n: Num) -> f64 {
     value(plan, n).max(0.0)
-}
-
-/// Flowops that make a system call on a file (the others pace, count or
-/// synchronise threads and may cost nothing, which the bound assumes).
-fn does_io(k: FlowopKind) -> bool {
-    use FlowopKind::*;
-    matches!(
-        k,
-        Read | Write
-            | AppendFile
-            | AppendFileRand
-            | ReadWholeFile
-            | WriteWholeFile
-            | CreateFile
-            | OpenFile
-            | CloseFile
-            | DeleteFile
-            | StatFile
-            | Fsync
-            | FsyncSet
-            | MakeDir
-            | RemoveDir
-            | ListDir
-            | AioWrite
-            | AioWait
-    )
-}
-
-fn kind_name(k: FlowopKind) -> &'static str {
-    FlowopKind::ALL.iter().find(|(x, _)| *x == k).map(|(_, n)| *n).unwrap_or("flowop")
 }
