@@ -69,6 +69,54 @@ def load_text():
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+def provenance():
+    """What a bench JSON file says about where its figures come from: the
+    UTC time, the fsbench binary, its version and the repository's commit,
+    the CPUs and the load average (1, 5, 15 min) at this moment. bench/all and
+    bench/seeds record it at the start and, as `finished`, at the end;
+    bench/report prints it above every table."""
+    import datetime
+    try:
+        version = subprocess.run([FSBENCH, "--version"], capture_output=True, text=True).stdout.split()[-1]
+    except (OSError, IndexError):
+        version = None
+    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip() or None
+    return {"utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "fsbench": FSBENCH, "fsbench_version": version, "commit": commit, "cpus": os.cpu_count(),
+            "load": [round(x, 2) for x in os.getloadavg()]}
+
+
+def fmt(v, prec=1):
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "NO"
+    if abs(v) >= 1000:
+        return f"{v:,.0f}"
+    return f"{v:.{prec}f}"
+
+
+TABLE_COLS = ["row", "unit", "peer", "peer value", "fsbench", "ratio", "CPU/op peer", "CPU/op fsb", "CPU unit",
+              "RSS MB peer", "RSS MB fsb", "goal", "met?", "pairs", "note"]
+# The numeric columns (right-aligned).
+TABLE_RIGHT = {3, 4, 5, 6, 7, 9, 10, 13}
+
+
+def table_cells(rows):
+    """bench/all's merged rows as text cells, one list per row, in the
+    columns of TABLE_COLS: bench/all prints them aligned, bench/report as
+    Markdown, so the two cannot differ."""
+    lines = []
+    for r in rows:
+        lines.append([r["row"], r["unit"] or "-", r["peer_name"] or "-", fmt(r["peer"]), fmt(r["fsbench"]),
+                      fmt(r["ratio"], 2), fmt(r["cpu_peer"], 2), fmt(r["cpu_fsbench"], 2), r["cpu_unit"] or "-",
+                      fmt(r["rss_peer_mb"]), fmt(r["rss_fsbench_mb"]), r["goal"] or "-",
+                      "-" if r["met"] is None else fmt(r["met"]), str(r["pairs"] if r["pairs"] is not None else "-"),
+                      r["note"] or ""])
+    return TABLE_COLS, lines
+
+
 def active_threads(me=None):
     """(ours, others): how many threads the kernel's load average would count
     now (state R, runnable, or D, uninterruptible), split into those of this
