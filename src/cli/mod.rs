@@ -7,6 +7,7 @@ mod compare;
 mod events;
 mod experiment;
 mod experiment_check;
+mod manual;
 mod quick;
 mod replay;
 mod resume;
@@ -56,6 +57,10 @@ enum Command {
     /// Capture the block trace of a device (blktrace records) for a time,
     /// while a command runs, or until Ctrl-C.
     Trace(trace::TraceArgs),
+    /// Print fsbench's man page (roff), or one command's: `fsbench man | man -l -`.
+    Man(manual::ManArgs),
+    /// Print a shell completion script: `fsbench completions bash > /etc/bash_completion.d/fsbench`.
+    Completions(manual::CompletionsArgs),
     /// (internal) the background load process fsbench starts during runs
     #[command(hide = true, name = "background-load")]
     BackgroundLoad(crate::environment::background::ChildArgs),
@@ -155,6 +160,8 @@ fn dispatch() -> i32 {
         Command::Trace(a) => trace::run(a),
         Command::Replay(a) => replay::run(a),
         Command::Surface(a) => surface::run(a),
+        Command::Man(a) => manual::man(a, command()),
+        Command::Completions(a) => manual::completions(a, command()),
         Command::Engines => {
             println!("{:<9} {:<5} {:<8} {:<15} WHAT IT DOES", "ENGINE", "MODE", "CLASS", "DIRECTIONS");
             for e in crate::model::engine::ENGINES {
