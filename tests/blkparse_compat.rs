@@ -123,7 +123,7 @@ fn assert_same(theirs: &str, ours: &str) {
 }
 
 fn no_blkparse() -> bool {
-    !common::have("blkparse") && common::skip("blkparse is not installed (scripts/setup.sh installs the blktrace package)")
+    !common::have("blkparse") && common::skip("blkparse is not installed (scripts/setup-peers.sh installs the blktrace package)")
 }
 
 /// Compares in the grouping this machine's blkparse uses.

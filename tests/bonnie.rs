@@ -55,7 +55,7 @@ fn report_and_csv_line_are_bonnies_and_its_tools_read_them() {
     assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0, "nothing is left behind");
 
     if !have("bon_csv2txt") || !have("bon_csv2html") {
-        skip("bon_csv2txt/bon_csv2html not installed (Debian's bonnie++; scripts/setup.sh installs it)");
+        skip("bon_csv2txt/bon_csv2html not installed (Debian's bonnie++; scripts/setup-peers.sh installs it)");
         return;
     }
     let line = f.join(",") + "\n";
@@ -132,7 +132,7 @@ fn calls(table: &str, name: &str) -> u64 {
 #[test]
 fn b_fsyncs_every_create_and_delete_as_bonnie_does() {
     if !have("strace") {
-        skip("strace not installed (scripts/setup.sh installs it)");
+        skip("strace not installed (scripts/setup-peers.sh installs it)");
         return;
     }
     let d = tempfile::tempdir().unwrap();

@@ -124,7 +124,7 @@ fn block_write_and_rewrite_agree_with_bonnie_on_the_same_ext4() {
         return;
     }
     let Some(bonnie) = ["/usr/sbin/bonnie++", "/usr/bin/bonnie++"].into_iter().map(Path::new).find(|p| p.exists()) else {
-        skip("bonnie++ is not installed (scripts/setup.sh installs it)");
+        skip("bonnie++ is not installed (scripts/setup-peers.sh installs it)");
         return;
     };
     if !have("mkfs.ext4") || !have("losetup") {
@@ -217,7 +217,7 @@ fn each_io_test_times_the_calls_bonnie_times() {
         return;
     }
     let Some(bonnie) = ["/usr/sbin/bonnie++", "/usr/bin/bonnie++"].into_iter().map(Path::new).find(|p| p.exists()) else {
-        skip("bonnie++ is not installed (scripts/setup.sh installs it)");
+        skip("bonnie++ is not installed (scripts/setup-peers.sh installs it)");
         return;
     };
     let fsbench = assert_cmd::cargo::cargo_bin("fsbench");

@@ -283,11 +283,11 @@ fn short(v: &Value) -> String {
 #[test]
 fn fio_examples_run_under_fsbench_as_under_fio() {
     if !have("fio") {
-        skip("fio is not installed (scripts/setup.sh installs it)");
+        skip("fio is not installed (scripts/setup-peers.sh installs it)");
         return;
     }
     if !Path::new(EXAMPLES).is_dir() {
-        skip("fio-examples is not installed (scripts/setup.sh installs it)");
+        skip("fio-examples is not installed (scripts/setup-peers.sh installs it)");
         return;
     }
     let mut files: Vec<PathBuf> =

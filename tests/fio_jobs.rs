@@ -102,7 +102,7 @@ fn randrepeat_gives_the_same_sequence_and_randseed_changes_it() {
 #[test]
 fn fsync_every_n_writes_is_counted_by_strace() {
     if !have("strace") {
-        skip("strace is not installed (scripts/setup.sh installs it)");
+        skip("strace is not installed (scripts/setup-peers.sh installs it)");
         return;
     }
     let dir = disk_tempdir();

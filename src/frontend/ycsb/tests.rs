@@ -85,7 +85,7 @@ fn unknown_properties_are_warnings() {
 fn builtin_workloads_match_ycsbs_files_when_the_peer_is_built() {
     let dir = std::path::Path::new("/var/tmp/fsbench-peers/ycsb/workloads");
     if !dir.is_dir() {
-        eprintln!("skipped: Java YCSB is not built here ({} missing; scripts/setup.sh builds it)", dir.display());
+        eprintln!("skipped: Java YCSB is not built here ({} missing; scripts/setup-peers.sh builds it)", dir.display());
         return;
     }
     for (name, _, text) in workloads::CORE {
