@@ -303,28 +303,8 @@ fn run_group(
     // Only the jobs of this run group can be running: they are all
     // exit_what=stonewall and =all can stop.
     let roster = roster::Roster::new(members.iter().flat_map(|&j| std::iter::repeat_n(gids[j], jobs[j].numjobs as usize)));
-    // fio's flows: the jobs of one flow_id share a count of I/Os.
-    let mut weights: BTreeMap<u32, u64> = BTreeMap::new();
-    for &j in members.iter().filter(|&&j| jobs[j].misc.flow > 0) {
-        *weights.entry(jobs[j].misc.flow_id).or_default() += u64::from(jobs[j].misc.flow) * u64::from(jobs[j].numjobs);
-    }
-    let flows: BTreeMap<u32, Arc<worker::Flow>> = weights
-        .into_iter()
-        .map(|(id, weight)| (id, Arc::new(worker::Flow { ios: AtomicU64::new(0), weight: AtomicU64::new(weight) })))
-        .collect();
-    // With group_reporting fio judges the steady state of the whole
-    // reporting group.
-    let mut group_steady = BTreeMap::new();
-    for g in reporting_groups(gids) {
-        let here: Vec<usize> = g.into_iter().filter(|j| members.contains(j)).collect();
-        if !here.iter().any(|&j| jobs[j].group_reporting) {
-            continue;
-        }
-        if let Some(&j) = here.iter().find(|&&j| jobs[j].misc.steady.enabled()) {
-            let threads = here.iter().map(|&m| jobs[m].numjobs).sum();
-            group_steady.insert(gids[j], steady::Steady::new(&jobs[j].misc.steady, threads));
-        }
-    }
+    let flows = flows(members, jobs);
+    let group_steady = group_steady(members, gids, jobs);
     let running: Vec<Arc<AtomicU64>> = members.iter().map(|&j| Arc::new(AtomicU64::new(u64::from(jobs[j].numjobs)))).collect();
     for (k, &j) in members.iter().enumerate() {
         let spec = Arc::new(jobs[j].clone());
@@ -338,19 +318,7 @@ fn run_group(
             .as_ref()
             .and_then(|name| members[..k].iter().position(|&m| &jobs[m].name == name).map(|i| running[i].clone()));
         for c in 0..spec.numjobs {
-            let prepared = files::prepare(&spec, c, opts.allow_device, ledger)?;
-            let uses = files::file_use(&spec);
-            if spec.invalidate && uses.opened() {
-                for f in &prepared {
-                    files::invalidate(f)?;
-                }
-            }
-            for f in prepared.iter().filter(|_| uses != engine::FileUse::None) {
-                let t = target_of(&f.path);
-                if !targets.contains(&t) {
-                    targets.push(t);
-                }
-            }
+            let prepared = clone_files(&spec, c, opts, ledger, targets)?;
             let seat = roster.seat(clones.len());
             clones.push(Clone {
                 job: j,
@@ -377,6 +345,74 @@ fn run_group(
             });
         }
     }
+    let (outputs, group) = measure_group(clones, members, gids, jobs, &roster, opts);
+    Ok((collect_results(gids, jobs, outputs), group))
+}
+
+/// fio's flows: the jobs of one flow_id share a count of I/Os.
+fn flows(members: &[usize], jobs: &[JobSpec]) -> BTreeMap<u32, Arc<worker::Flow>> {
+    let mut weights: BTreeMap<u32, u64> = BTreeMap::new();
+    for &j in members.iter().filter(|&&j| jobs[j].misc.flow > 0) {
+        *weights.entry(jobs[j].misc.flow_id).or_default() += u64::from(jobs[j].misc.flow) * u64::from(jobs[j].numjobs);
+    }
+    weights
+        .into_iter()
+        .map(|(id, weight)| (id, Arc::new(worker::Flow { ios: AtomicU64::new(0), weight: AtomicU64::new(weight) })))
+        .collect()
+}
+
+/// With group_reporting fio judges the steady state of the whole reporting
+/// group: one judgement per such group, by its reporting group id.
+fn group_steady(members: &[usize], gids: &[u32], jobs: &[JobSpec]) -> BTreeMap<u32, Arc<steady::Steady>> {
+    let mut group_steady = BTreeMap::new();
+    for g in reporting_groups(gids) {
+        let here: Vec<usize> = g.into_iter().filter(|j| members.contains(j)).collect();
+        if !here.iter().any(|&j| jobs[j].group_reporting) {
+            continue;
+        }
+        if let Some(&j) = here.iter().find(|&&j| jobs[j].misc.steady.enabled()) {
+            let threads = here.iter().map(|&m| jobs[m].numjobs).sum();
+            group_steady.insert(gids[j], steady::Steady::new(&jobs[j].misc.steady, threads));
+        }
+    }
+    group_steady
+}
+
+/// One clone's files, prepared (and invalidated when the job asks); the
+/// places they live in join `targets`.
+fn clone_files(
+    spec: &JobSpec,
+    clone: u32,
+    opts: &RunOptions,
+    ledger: &mut Ledger,
+    targets: &mut Vec<PathBuf>,
+) -> Result<Vec<files::PreparedFile>, RunError> {
+    let prepared = files::prepare(spec, clone, opts.allow_device, ledger)?;
+    let uses = files::file_use(spec);
+    if spec.invalidate && uses.opened() {
+        for f in &prepared {
+            files::invalidate(f)?;
+        }
+    }
+    for f in prepared.iter().filter(|_| uses != engine::FileUse::None) {
+        let t = target_of(&f.path);
+        if !targets.contains(&t) {
+            targets.push(t);
+        }
+    }
+    Ok(prepared)
+}
+
+/// Run the clones on their threads and measure the group around them:
+/// devices, process I/O and CPU (without the ramps'), the progress shown.
+fn measure_group(
+    clones: Vec<Clone>,
+    members: &[usize],
+    gids: &[u32],
+    jobs: &[JobSpec],
+    roster: &roster::Roster,
+    opts: &RunOptions,
+) -> (Vec<(usize, WorkerOutput)>, GroupResult) {
     let watch_paths: Vec<PathBuf> = clones.iter().flat_map(|c| c.input.files.iter().map(|f| f.path.clone())).collect();
     let refs: Vec<&Path> = watch_paths.iter().map(|p| p.as_path()).collect();
     let cells: Vec<Arc<ProgressCell>> = clones.iter().map(|c| c.input.progress.clone()).collect();
@@ -399,7 +435,7 @@ fn run_group(
             .collect();
         let meter = Arc::new(Meter::default());
         opts.events.measuring(&format!("group {}", label(&reporting)), &expected, meter.clone());
-        progress::follow(&cells, &meter, &opts.stop, &roster);
+        progress::follow(&cells, &meter, &opts.stop, roster);
         opts.events.measured();
         handles
             .into_iter()
@@ -424,7 +460,7 @@ fn run_group(
         devices: watch.finish(elapsed_ns),
         cpu: usage,
     };
-    Ok((collect_results(gids, jobs, outputs), group))
+    (outputs, group)
 }
 
 /// Reporting groups that run together, as the progress line names them: `2` or `2-4`.
