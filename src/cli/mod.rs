@@ -163,7 +163,7 @@ fn dispatch() -> i32 {
         Command::Man(a) => manual::man(a, command()),
         Command::Completions(a) => manual::completions(a, command()),
         Command::Engines => {
-            println!("{:<9} {:<5} {:<8} {:<15} WHAT IT DOES", "ENGINE", "MODE", "CLASS", "DIRECTIONS");
+            println!("{:<10} {:<5} {:<8} {:<15} WHAT IT DOES", "ENGINE", "MODE", "CLASS", "DIRECTIONS");
             for e in crate::model::engine::ENGINES {
                 let c = e.caps;
                 let class = if c.diskless { "no I/O" } else { c.class.name() };

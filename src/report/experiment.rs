@@ -210,7 +210,8 @@ fn better(unit: &str) -> Better {
 }
 
 /// hyperfine's sentence for one comparison: "`a` ran 1.43 ± 0.08 times
-/// faster than `b`" (the ratio of the means, ± its standard deviation
+/// faster than `b`" (1 + Δ: the ratio of the means, or for a paired test
+/// the geometric mean of the per-round ratios; ± its standard deviation
 /// propagated from the cells'), with Δ%, its interval and the verdict.
 fn sentence(f: &FactorComparison) -> Option<String> {
     let c = &f.comparison;
@@ -281,7 +282,7 @@ pub fn report(s: &ExperimentSummary) -> String {
          Each factor that varies: every level against the first in the experiment file that the cell's workload has (the baseline), the other factors held fixed; \
          Δ% = level / baseline − 1 with Fieller's 95% interval (paired: from the per-round ratios); p from Welch's t-test, or \
          paired by round where the cells ran side by side in rounds (interleaved order; test column), adjusted by Holm's method over all {} \
-         in this report, significant below 0.05; \"ran k ± sd times faster\" is the ratio of the means with the sd propagated from the cells' (as hyperfine prints it). \
+         in this report, significant below 0.05; \"ran k ± sd times faster\" is 1 + Δ (the ratio of the means; paired by round, the geometric mean of the per-round ratios) with the sd propagated from the cells' (as hyperfine prints it). \
          Every metric of every cell is in summary.csv and summary.json; charts/ has the headline metrics.",
         count(f.tests, "test")
     );

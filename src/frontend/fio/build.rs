@@ -125,7 +125,7 @@ impl Builder<'_> {
     /// `ignore_unknown`. A real fio option is told apart from a typo.
     fn unknown(&mut self, g: &Given) -> Result<(), FioError> {
         let msg = if cmdline::is_fio_option(g.key) {
-            "fio option not supported by fsbench (yet); README lists why. Pass --ignore-unknown to run without it (with a warning)"
+            "fio option not supported by fsbench (yet); docs/fio.md lists them (\"Options fsbench refuses\"). Pass --ignore-unknown to run without it (with a warning)"
                 .to_string()
         } else {
             match options::suggest(g.key).or_else(|| cmdline::suggest_fio_option(g.key)) {
