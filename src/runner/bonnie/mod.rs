@@ -36,7 +36,7 @@ mod tests;
 use crate::environment::space::Need;
 use crate::measure::usage::UsageMark;
 use crate::model::bonnie::FileKind;
-use crate::model::bonnie::{BonniePlan, Seed, SyncMode, Test};
+use crate::model::bonnie::{BonniePlan, Seed, SemaphoreSet, SyncMode, Test};
 use crate::result::bonnie::{BonnieDetails, PhaseFigure};
 use crate::result::{GroupResult, Headline, JobResult, OpClass, OpStats, RunResult};
 use crate::runner::events::{Expected, Meter, Warnings};
@@ -136,6 +136,21 @@ impl Timer {
                 max_latency_ns: self.ops.lat.max(),
             },
             ops: self.ops,
+        }
+    }
+}
+
+/// Bonnie++'s `-p`: make the semaphore set for N copies or remove it; what
+/// Bonnie++ prints then.
+pub fn semaphores(set: SemaphoreSet) -> Result<String, String> {
+    match set {
+        SemaphoreSet::Make { copies } => {
+            crate::host::semaphore::create(copies)?;
+            Ok(format!("Creating semaphore for {copies} procs.\n"))
+        }
+        SemaphoreSet::Remove => {
+            crate::host::semaphore::remove()?;
+            Ok("Semaphore removed.\n".into())
         }
     }
 }
