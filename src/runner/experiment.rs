@@ -510,6 +510,9 @@ impl Events for CellEvents {
     }
     fn measuring(&self, _: &str, _: &Expected, _: Arc<Meter>) {}
     fn measured(&self) {}
+    fn wait_for_user(&self, prompt: &str) -> Result<(), String> {
+        self.inner.wait_for_user(prompt)
+    }
 }
 
 /// One run; one that cannot be planned or run is a failed run.
