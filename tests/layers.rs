@@ -2,9 +2,14 @@
 //! remembered. Bottom to top (`LAYERS`):
 //!
 //! ```text
-//! units · input · model · host · measure · ioengine · kvstore · observe · environment · result
+//! units · input · model · host · measure · ioengine · kvstore · observe · result · environment
 //!       · stats · frontend · report · runner · cli
 //! ```
+//!
+//! `result` sits below `environment`: the result owns every record its JSON
+//! holds, those of the environment included (`TargetRecord`, `CacheReport`,
+//! `BackgroundReport`, `SystemInfo`), and the environment fills them in as
+//! it acts, so the records depend on nothing that acts on the machine.
 //!
 //! A module may use only modules below it: an edge that goes up (stats →
 //! frontend, ioengine → environment, measure → ioengine) fails. Some edges
@@ -40,8 +45,8 @@ const LAYERS: &[&str] = &[
     "ioengine",
     "kvstore",
     "observe",
-    "environment",
     "result",
+    "environment",
     "stats",
     "frontend",
     "report",
@@ -70,6 +75,16 @@ const EXCEPTIONS: &[(&str, Refused, &str)] = &[
         "frontend",
         Refused::Only(&["ioengine", "kvstore", "environment"]),
         "a frontend translates input into the model; it never runs, issues I/O or touches the system",
+    ),
+    (
+        "result",
+        Refused::Only(&["ioengine", "kvstore"]),
+        "a result records what happened; it never runs or issues I/O",
+    ),
+    (
+        "stats",
+        Refused::Only(&["ioengine", "kvstore", "environment"]),
+        "statistics are drawn from results alone; they never run, issue I/O or touch the system",
     ),
     ("runner", Refused::Only(&["frontend"]), "the runner executes the model; it never parses a peer's syntax"),
     ("report", Refused::Only(&["ioengine", "kvstore"]), "a reporter renders results; it never runs or issues I/O"),

@@ -12,8 +12,7 @@
 //! plans them per target without knowing which tool's syntax they were
 //! written in.
 
-use crate::environment::cache::CacheReport;
-use crate::environment::target::{self, ActiveTarget, TargetRecord};
+use crate::environment::target::{self, ActiveTarget};
 use crate::model::environment::TargetSpec;
 use crate::model::experiment::{Experiment, MatrixWorkload, Target};
 use crate::model::recipe::Placement;
@@ -21,6 +20,8 @@ use crate::result::experiment::{
     Attribution, Cell, ExperimentPlan, ExperimentRun, PlannedBackground, PlannedRun, PlannedTarget, PlannedWorkload, RunOrder,
     EXPERIMENT_COPY, PLAN_FILE, PLAN_SCHEMA, RUN_SCHEMA,
 };
+use crate::result::cache::CacheReport;
+use crate::result::target::TargetRecord;
 use crate::result::{OpClass, RunResult};
 use crate::runner::cell::{run_cell, CellRun, Environment};
 use crate::runner::events::{Events, Expected, Meter};
