@@ -9,7 +9,8 @@
 //! `result` sits below `environment`: the result owns every record its JSON
 //! holds, those of the environment included (`TargetRecord`, `CacheReport`,
 //! `BackgroundReport`, `SystemInfo`), and the environment fills them in as
-//! it acts, so the records depend on nothing that acts on the machine.
+//! it acts, so no record depends on the code that sets targets, caches and
+//! loads up.
 //!
 //! A module may use only modules below it: an edge that goes up (stats →
 //! frontend, ioengine → environment, measure → ioengine) fails. Some edges
@@ -29,8 +30,8 @@
 //!
 //! The test fails, naming FILE:LINE, when an edge goes up the order or is
 //! an exception, or when the module graph has a cycle (it prints the cycle
-//! with one FILE:LINE per edge; the order already excludes one, the check
-//! stays for `KNOWN_VIOLATIONS`). Run with `--nocapture` to see every edge.
+//! with one FILE:LINE per edge; a cycle always holds an edge that goes up,
+//! reported as well). Run with `--nocapture` to see every edge.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
