@@ -148,3 +148,46 @@ fn a_stop_ends_the_run_early_and_still_cleans_up() {
     assert!(o.partial && o.phases.is_empty() && o.error.is_none());
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+/// The caller's side of `-y p`: every prompt, answered at once, or refused.
+struct Answers {
+    asked: std::sync::Mutex<Vec<String>>,
+    refuse: bool,
+}
+
+impl Events for Answers {
+    fn warning(&self, _: &str) {}
+    fn note(&self, _: &str) {}
+    fn measuring(&self, _: &str, _: &Expected, _: std::sync::Arc<Meter>) {}
+    fn measured(&self) {}
+    fn wait_for_user(&self, prompt: &str) -> Result<(), String> {
+        self.asked.lock().unwrap().push(prompt.to_string());
+        if self.refuse {
+            return Err("no answer".into());
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn y_p_asks_the_caller_before_each_test() {
+    for refuse in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = plan(dir.path());
+        p.size_mib = 0;
+        p.files = Some(FileTests { num_k: 1, kind: FileKind::Files, max_size: 0, min_size: 0, dirs: 1, chunk: 8192 });
+        p.sync = Some(SyncMode::Prompt);
+        let answers = Answers { asked: Default::default(), refuse };
+        let o = run_tests(&p, &AtomicBool::new(false), &Meter::default(), &answers);
+        let asked = answers.asked.into_inner().unwrap();
+        let prompt = |t: &Test| format!("fsbench bonnie: press Enter to start {} ...", t.name());
+        if refuse {
+            assert_eq!(o.error.as_deref(), Some("-y p: no answer"));
+            assert_eq!(asked, vec![prompt(&Test::ALL[6])]);
+        } else {
+            assert!(o.error.is_none(), "{:?}", o.error);
+            assert_eq!(asked, Test::ALL[6..].iter().map(prompt).collect::<Vec<_>>());
+        }
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}
