@@ -3,8 +3,8 @@
 //! `max_files` bound, pacing, and cleanup (no files, no process left).
 
 use fsbench::environment::background::BackgroundLoad;
-use fsbench::result::background::BackgroundReport;
 use fsbench::model::environment::BackgroundSpec;
+use fsbench::result::background::BackgroundReport;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 

@@ -77,11 +77,7 @@ const EXCEPTIONS: &[(&str, Refused, &str)] = &[
         Refused::Only(&["ioengine", "kvstore", "environment"]),
         "a frontend translates input into the model; it never runs, issues I/O or touches the system",
     ),
-    (
-        "result",
-        Refused::Only(&["ioengine", "kvstore"]),
-        "a result records what happened; it never runs or issues I/O",
-    ),
+    ("result", Refused::Only(&["ioengine", "kvstore"]), "a result records what happened; it never runs or issues I/O"),
     (
         "stats",
         Refused::Only(&["ioengine", "kvstore", "environment"]),

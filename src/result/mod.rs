@@ -10,9 +10,9 @@
 pub use crate::host::proc_io::ProcessIo;
 pub use crate::measure::usage::CpuUsage;
 
-use crate::result::system::SystemInfo;
 use crate::measure::hist::LatencyHist;
 use crate::observe::blockdev::DeviceReport;
+use crate::result::system::SystemInfo;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

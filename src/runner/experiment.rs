@@ -16,11 +16,11 @@ use crate::environment::target::{self, ActiveTarget};
 use crate::model::environment::TargetSpec;
 use crate::model::experiment::{Experiment, MatrixWorkload, Target};
 use crate::model::recipe::Placement;
+use crate::result::cache::CacheReport;
 use crate::result::experiment::{
     Attribution, Cell, ExperimentPlan, ExperimentRun, PlannedBackground, PlannedRun, PlannedTarget, PlannedWorkload, RunOrder,
     EXPERIMENT_COPY, PLAN_FILE, PLAN_SCHEMA, RUN_SCHEMA,
 };
-use crate::result::cache::CacheReport;
 use crate::result::target::TargetRecord;
 use crate::result::{OpClass, RunResult};
 use crate::runner::cell::{run_cell, CellRun, Environment};
