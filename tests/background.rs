@@ -2,8 +2,9 @@
 //! stopped through `BackgroundLoad`, its counts, its own /proc/self/io, the
 //! `max_files` bound, pacing, and cleanup (no files, no process left).
 
-use fsbench::environment::background::{BackgroundLoad, BackgroundReport};
+use fsbench::environment::background::BackgroundLoad;
 use fsbench::model::environment::BackgroundSpec;
+use fsbench::result::background::BackgroundReport;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 

@@ -112,6 +112,11 @@ impl Events for Terminal {
     fn take_streamed(&self) -> String {
         std::mem::take(&mut *self.streamed.lock().unwrap_or_else(|e| e.into_inner()))
     }
+    fn wait_for_user(&self, prompt: &str) -> Result<(), String> {
+        eprint!("{prompt}");
+        let mut line = String::new();
+        std::io::stdin().read_line(&mut line).map(|_| ()).map_err(|e| format!("reading standard input: {e}"))
+    }
     fn measured(&self) {
         let shown = self.shown.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(s) = shown {

@@ -147,7 +147,7 @@ pub(super) fn lower_only(f: &dyn Frontend, m: &ArgMatches, fresh: &std::path::Pa
                     2
                 })?;
             }
-            Ok(Step::Run { .. } | Step::Print { .. }) => {}
+            Ok(Step::Run { .. } | Step::Print { .. } | Step::Semaphores(_)) => {}
         }
         n += 1;
     }
@@ -189,6 +189,14 @@ pub fn run(f: &dyn Frontend, m: &ArgMatches) -> i32 {
             }
             Ok(Step::Print { text, append_to: None }) if exporter.is_text() => print!("{text}"),
             Ok(Step::Print { text, append_to: None }) => eprint!("{text}"),
+            Ok(Step::Semaphores(set)) => match crate::runner::bonnie::semaphores(set) {
+                Ok(text) if exporter.is_text() => print!("{text}"),
+                Ok(text) => eprint!("{text}"),
+                Err(e) => {
+                    super::fail(format!("fsbench {name}: error: bonnie++ -p: {e}"));
+                    status = 2;
+                }
+            },
             Ok(Step::Run { lowered, append_report_to }) => {
                 if let Some(p) = &append_report_to {
                     if let Err(code) = super::check_outputs(name, &[(format!("{name}'s report file"), p.clone())]) {

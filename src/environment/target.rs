@@ -23,7 +23,7 @@ use crate::host::blockdev::{device_for_path, loop_backing_file, loop_direct_io};
 use crate::host::mountinfo::mount_for_path;
 use crate::host::{is_root, zram};
 use crate::model::environment::{DeviceSource, TargetSpec};
-use serde::{Deserialize, Serialize};
+use crate::result::target::TargetRecord;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -55,32 +55,6 @@ struct Managed {
     mount_options: String,
     device: PathBuf,
     mount_point: PathBuf,
-}
-
-/// What a result records about its target.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct TargetRecord {
-    pub label: String,
-    /// `directory`, `device` (a raw device: `device_source` is set when
-    /// fsbench created it) or `managed`.
-    pub kind: String,
-    pub fs_type: Option<String>,
-    pub device: Option<PathBuf>,
-    pub mount_point: Option<PathBuf>,
-    pub mkfs_command: Vec<String>,
-    pub mount_options_requested: Option<String>,
-    /// As /proc/mounts reports them after mounting.
-    pub mount_options_in_force: Option<String>,
-    /// For managed targets and the raw devices fsbench creates: `loop`,
-    /// `zram` or `device`.
-    #[serde(default)]
-    pub device_source: Option<String>,
-    /// The image file behind a managed loop device.
-    #[serde(default)]
-    pub backing_file: Option<PathBuf>,
-    /// Things worth knowing about the setup (e.g. loop without direct I/O).
-    #[serde(default)]
-    pub notes: Vec<String>,
 }
 
 /// A name `prefix` + 8 hex digits that is unlikely to exist; callers create
@@ -752,11 +726,5 @@ mod tests {
         rem.assert_gone();
         assert!(!Path::new(&format!("/sys/block/{name}")).exists(), "{name} not removed");
         assert_eq!(std::fs::read_to_string("/sys/block/zram0/disksize").ok(), zram0_before, "zram0 untouched");
-    }
-
-    #[test]
-    fn record_without_notes_reads() {
-        let r: TargetRecord = serde_json::from_str(r#"{"label":"a","kind":"directory","fs_type":null,"device":null,"mount_point":null,"mkfs_command":[],"mount_options_requested":null,"mount_options_in_force":null}"#).unwrap();
-        assert!(r.notes.is_empty());
     }
 }

@@ -22,6 +22,7 @@ pub mod replay;
 pub mod suggest;
 pub mod ycsb;
 
+use crate::model::bonnie::SemaphoreSet;
 use crate::model::recipe::{Lowered, Recipe};
 use experiment::{ExperimentError, WorkloadDef};
 use std::fmt;
@@ -60,6 +61,10 @@ pub enum Step {
     /// Text the input asked to see (a listing, a configuration, help),
     /// appended to `append_to` when the input names a file.
     Print { text: String, append_to: Option<PathBuf> },
+    /// Make or remove Bonnie++'s semaphore set (`-p`) and print what
+    /// Bonnie++ says: the CLI hands it to the runner, because a frontend
+    /// never touches the system, not even while it lowers.
+    Semaphores(SemaphoreSet),
 }
 
 pub type Session = Box<dyn Iterator<Item = Result<Step, FrontendError>>>;

@@ -103,6 +103,16 @@ impl FileTests {
     }
 }
 
+/// `-p`: Bonnie++'s semaphore set made for that many copies, or removed;
+/// nothing else runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SemaphoreSet {
+    /// `-p N`.
+    Make { copies: u16 },
+    /// `-p -1`.
+    Remove,
+}
+
 /// How several Bonnie++ copies line up before each test (`-y`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -2,11 +2,11 @@
 //! environment it ran in, and who wrote what to the device.
 
 use super::RunResult;
-use crate::environment::background::BackgroundReport;
-use crate::environment::cache::CacheReport;
-use crate::environment::target::TargetRecord;
 use crate::model::environment::{BackgroundSpec, CacheScenario, TargetSpec};
 use crate::model::experiment::Order;
+use crate::result::background::BackgroundReport;
+use crate::result::cache::CacheReport;
+use crate::result::target::TargetRecord;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;

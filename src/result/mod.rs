@@ -10,9 +10,9 @@
 pub use crate::host::proc_io::ProcessIo;
 pub use crate::measure::usage::CpuUsage;
 
-use crate::environment::system::SystemInfo;
 use crate::measure::hist::LatencyHist;
 use crate::observe::blockdev::DeviceReport;
+use crate::result::system::SystemInfo;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -351,7 +351,9 @@ impl RunResult {
     }
 }
 
+pub mod background;
 pub mod bonnie;
+pub mod cache;
 pub mod cmdprio;
 pub mod experiment;
 pub mod flow;
@@ -360,6 +362,8 @@ pub mod load;
 pub mod postmark;
 pub mod replay;
 pub mod steady;
+pub mod system;
+pub mod target;
 #[cfg(test)]
 pub(crate) mod testutil;
 pub mod trace;

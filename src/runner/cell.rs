@@ -7,11 +7,13 @@
 
 use super::trace::{device_of, Owners, TraceRun};
 use super::{execute, RunError, RunOptions};
-use crate::environment::background::{BackgroundLoad, BackgroundReport};
-use crate::environment::cache::{self, CacheReport};
+use crate::environment::background::BackgroundLoad;
+use crate::environment::cache;
 use crate::environment::target::ActiveTarget;
 use crate::model::environment::{BackgroundSpec, CacheScenario, TraceSpec};
 use crate::model::Plan;
+use crate::result::background::BackgroundReport;
+use crate::result::cache::CacheReport;
 use crate::result::experiment::Attribution;
 use crate::result::RunResult;
 use std::path::PathBuf;

@@ -1,6 +1,7 @@
 //! How runners tell the user what is going on without printing: warnings
 //! and notes as they happen, and a meter for each measured window that a
-//! progress display may read. The CLI draws; runners only report.
+//! progress display may read. The CLI draws; runners only report, and when
+//! a workload waits for the user (Bonnie++'s `-y p`) they ask through here.
 
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
@@ -48,6 +49,12 @@ pub trait Events: Send + Sync {
     /// end leaves it out.
     fn take_streamed(&self) -> String {
         String::new()
+    }
+    /// Show `prompt` and wait for the user's go-ahead; Err when it cannot
+    /// be read. Only the side that talks to the user can ask, so a runner
+    /// never reads standard input itself; with no one to ask, go on at once.
+    fn wait_for_user(&self, _prompt: &str) -> Result<(), String> {
+        Ok(())
     }
 }
 

@@ -12,15 +12,16 @@
 //! plans them per target without knowing which tool's syntax they were
 //! written in.
 
-use crate::environment::cache::CacheReport;
-use crate::environment::target::{self, ActiveTarget, TargetRecord};
+use crate::environment::target::{self, ActiveTarget};
 use crate::model::environment::TargetSpec;
 use crate::model::experiment::{Experiment, MatrixWorkload, Target};
 use crate::model::recipe::Placement;
+use crate::result::cache::CacheReport;
 use crate::result::experiment::{
     Attribution, Cell, ExperimentPlan, ExperimentRun, PlannedBackground, PlannedRun, PlannedTarget, PlannedWorkload, RunOrder,
     EXPERIMENT_COPY, PLAN_FILE, PLAN_SCHEMA, RUN_SCHEMA,
 };
+use crate::result::target::TargetRecord;
 use crate::result::{OpClass, RunResult};
 use crate::runner::cell::{run_cell, CellRun, Environment};
 use crate::runner::events::{Events, Expected, Meter};
@@ -510,6 +511,9 @@ impl Events for CellEvents {
     }
     fn measuring(&self, _: &str, _: &Expected, _: Arc<Meter>) {}
     fn measured(&self) {}
+    fn wait_for_user(&self, prompt: &str) -> Result<(), String> {
+        self.inner.wait_for_user(prompt)
+    }
 }
 
 /// One run; one that cannot be planned or run is a failed run.

@@ -1,8 +1,8 @@
 //! The document `--repeat` writes: every run, the environment applied
 //! before each, and the statistics over the complete ones.
 
-use crate::environment::background::BackgroundReport;
-use crate::environment::cache::CacheReport;
+use crate::result::background::BackgroundReport;
+use crate::result::cache::CacheReport;
 use crate::result::{RunResult, REPEATED_SCHEMA};
 use crate::stats::metrics::{summarize_runs, warnings, MetricSummary};
 use serde::{Deserialize, Serialize};

@@ -7,8 +7,8 @@
 use super::{parse, BonnieError, HostFacts, Invocation};
 use crate::frontend::confine::in_target;
 use crate::frontend::experiment::{expand, ExperimentError, WorkloadDef};
-use crate::frontend::{input_error, print_only, Frontend, FrontendError, Session, Step};
-use crate::model::bonnie::BonniePlan;
+use crate::frontend::{input_error, Frontend, FrontendError, Session, Step};
+use crate::model::bonnie::{BonniePlan, SemaphoreSet};
 use crate::model::recipe::{Lowered, Placement, Recipe, RecipeError};
 use crate::model::{Plan, Workload};
 use std::sync::Arc;
@@ -20,17 +20,14 @@ fn lowered(plan: BonniePlan, warnings: Vec<String>) -> Lowered {
     Lowered { plan: Plan::new(Workload::Bonnie(plan), LAYOUT), warnings }
 }
 
-/// `-p N` / `-p -1`: what Bonnie++ does with the semaphore set, then says.
-fn semaphores(n: i32) -> Result<String, FrontendError> {
-    let e = |m: String| input_error(BonnieError { flag: "-p".into(), message: m });
+/// `-p N` / `-p -1`: the semaphore set to make or remove.
+fn semaphores(n: i32) -> Result<SemaphoreSet, FrontendError> {
     if n < 0 {
-        crate::host::semaphore::remove().map_err(e)?;
-        Ok("Semaphore removed.\n".into())
-    } else {
-        let copies = u16::try_from(n).map_err(|_| e(format!("{n}: expected at most {} copies", u16::MAX)))?;
-        crate::host::semaphore::create(copies).map_err(e)?;
-        Ok(format!("Creating semaphore for {n} procs.\n"))
+        return Ok(SemaphoreSet::Remove);
     }
+    let copies = u16::try_from(n)
+        .map_err(|_| input_error(BonnieError { flag: "-p".into(), message: format!("{n}: expected at most {} copies", u16::MAX) }))?;
+    Ok(SemaphoreSet::Make { copies })
 }
 
 pub struct Bonnie;
@@ -54,7 +51,7 @@ impl Frontend for Bonnie {
     }
     fn lower_cli(&self, _m: &clap::ArgMatches, raw: &[String]) -> Result<Session, FrontendError> {
         match parse(raw, &HostFacts::current()).map_err(input_error)? {
-            Invocation::Semaphores(n) => Ok(print_only(semaphores(n)?)),
+            Invocation::Semaphores(n) => Ok(Box::new(std::iter::once(Ok(Step::Semaphores(semaphores(n)?))))),
             Invocation::Run { plan, notes } => {
                 let runs = plan.runs;
                 Ok(Box::new((0..runs).map(move |i| {

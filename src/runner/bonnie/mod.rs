@@ -36,10 +36,10 @@ mod tests;
 use crate::environment::space::Need;
 use crate::measure::usage::UsageMark;
 use crate::model::bonnie::FileKind;
-use crate::model::bonnie::{BonniePlan, Seed, SyncMode, Test};
+use crate::model::bonnie::{BonniePlan, Seed, SemaphoreSet, SyncMode, Test};
 use crate::result::bonnie::{BonnieDetails, PhaseFigure};
 use crate::result::{GroupResult, Headline, JobResult, OpClass, OpStats, RunResult};
-use crate::runner::events::{Expected, Meter, Warnings};
+use crate::runner::events::{Events, Expected, Meter, Warnings};
 use crate::runner::rng::Rng;
 use crate::runner::window::Window;
 use crate::runner::{RunError, RunOptions};
@@ -140,22 +140,40 @@ impl Timer {
     }
 }
 
-/// What the run does before each test: line up with other copies.
+/// Bonnie++'s `-p`: make the semaphore set for N copies or remove it; what
+/// Bonnie++ prints then.
+pub fn semaphores(set: SemaphoreSet) -> Result<String, String> {
+    match set {
+        SemaphoreSet::Make { copies } => {
+            crate::host::semaphore::create(copies)?;
+            Ok(format!("Creating semaphore for {copies} procs.\n"))
+        }
+        SemaphoreSet::Remove => {
+            crate::host::semaphore::remove()?;
+            Ok("Semaphore removed.\n".into())
+        }
+    }
+}
+
+/// What the run does before each test: line up with other copies, or wait
+/// for the user.
 pub(crate) struct Gate<'a> {
     mode: Option<SyncMode>,
     semaphores: Option<i32>,
     /// Ctrl-C or SIGTERM ends a wait for the other copies; the test that
     /// follows sees the flag and stops at once.
     stop: &'a AtomicBool,
+    /// Who asks the user for `-y p`.
+    events: &'a dyn Events,
 }
 
-impl Gate<'_> {
-    fn new(mode: Option<SyncMode>, stop: &AtomicBool) -> Result<Gate<'_>, String> {
+impl<'a> Gate<'a> {
+    fn new(mode: Option<SyncMode>, stop: &'a AtomicBool, events: &'a dyn Events) -> Result<Gate<'a>, String> {
         let semaphores = match mode {
             Some(SyncMode::Semaphore) => Some(crate::host::semaphore::open().map_err(|e| format!("-y s: {e}"))?),
             _ => None,
         };
-        Ok(Gate { mode, semaphores, stop })
+        Ok(Gate { mode, semaphores, stop, events })
     }
 
     pub(crate) fn before(&self, test: Test) -> Result<(), String> {
@@ -163,12 +181,10 @@ impl Gate<'_> {
             (Some(SyncMode::Semaphore), Some(id)) => {
                 crate::host::semaphore::arrive_and_wait(id, test.index() as u16, self.stop).map(|_| ())
             }
-            (Some(SyncMode::Prompt), _) => {
-                eprint!("fsbench bonnie: press Enter to start {} ...", test.name());
-                let mut line = String::new();
-                std::io::stdin().read_line(&mut line).map_err(|e| format!("-y p: reading standard input: {e}"))?;
-                Ok(())
-            }
+            (Some(SyncMode::Prompt), _) => self
+                .events
+                .wait_for_user(&format!("fsbench bonnie: press Enter to start {} ...", test.name()))
+                .map_err(|e| format!("-y p: {e}")),
             _ => Ok(()),
         }
     }
@@ -205,7 +221,7 @@ fn base_name(plan: &BonniePlan) -> PathBuf {
 }
 
 /// Run every test of the plan on this thread (as the plan's user).
-fn run_tests(plan: &BonniePlan, stop: &AtomicBool, meter: &Meter) -> Outcome {
+fn run_tests(plan: &BonniePlan, stop: &AtomicBool, meter: &Meter, events: &dyn Events) -> Outcome {
     crate::host::private_fd_table(false);
     // SAFETY: setfsuid/setfsgid change only this thread's file-system ids;
     // the group first, while the thread may still change it.
@@ -221,7 +237,7 @@ fn run_tests(plan: &BonniePlan, stop: &AtomicBool, meter: &Meter) -> Outcome {
         out.error = Some(format!("-u/-g: cannot run the tests as uid {} gid {} (that needs root)", plan.uid, plan.gid));
         return out;
     }
-    let mut ctx = match (Gate::new(plan.sync, stop), Rand::new(&plan.seed)) {
+    let mut ctx = match (Gate::new(plan.sync, stop, events), Rand::new(&plan.seed)) {
         (Ok(gate), Ok(rand)) => Ctx { plan, stop, gate, rand, meter, base: base_name(plan) },
         (Err(e), _) | (_, Err(e)) => {
             out.error = Some(e);
@@ -315,12 +331,12 @@ pub(crate) fn run_plan(
     }
     before_measure(&[]);
     let window = Window::open(opts, "bonnie", &Expected { bytes: expected_bytes(plan), ..Default::default() }, &dirs);
-    let (stop, p2, meter) = (opts.stop.clone(), plan.clone(), window.meter.clone());
+    let (stop, p2, meter, events) = (opts.stop.clone(), plan.clone(), window.meter.clone(), opts.events.clone());
     let outcome = std::thread::Builder::new()
         .name("fsb-bonnie".into())
         .spawn(move || {
             crate::runner::workers::note_this_thread();
-            run_tests(&p2, &stop, &meter)
+            run_tests(&p2, &stop, &meter, &*events)
         })
         .map_err(|e| format!("cannot start the Bonnie++ thread: {e}"))
         .and_then(|h| h.join().map_err(|_| "the Bonnie++ thread panicked".to_string()));

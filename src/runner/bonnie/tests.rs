@@ -1,5 +1,6 @@
 use super::*;
 use crate::model::bonnie::{FileKind, FileTests};
+use crate::runner::events::Collect;
 use std::path::Path;
 
 fn plan(dir: &Path) -> BonniePlan {
@@ -50,7 +51,7 @@ fn io_tests_make_bonnies_calls_and_leave_nothing() {
     let (b, _) = syscalls();
     let own_reads = b - a;
     let (r0, w0) = syscalls();
-    let o = run_tests(&p, &AtomicBool::new(false), &Meter::default());
+    let o = run_tests(&p, &AtomicBool::new(false), &Meter::default(), &Collect::default());
     let (r1, w1) = syscalls();
     assert!(o.error.is_none(), "{:?}", o.error);
     let chunks = 4 * 1024 * 1024 / 8192;
@@ -80,7 +81,7 @@ fn file_tests_read_back_what_they_wrote_and_remove_their_tree() {
     let mut p = plan(dir.path());
     p.size_mib = 0;
     p.files = Some(FileTests { num_k: 1, kind: FileKind::Files, max_size: 4096, min_size: 1024, dirs: 3, chunk: 512 });
-    let o = run_tests(&p, &AtomicBool::new(false), &Meter::default());
+    let o = run_tests(&p, &AtomicBool::new(false), &Meter::default(), &Collect::default());
     assert!(o.error.is_none(), "{:?}", o.error);
     let order: Vec<Test> = o.phases.iter().map(|p| p.figure.test).collect();
     assert_eq!(order, Test::ALL[6..].to_vec());
@@ -102,7 +103,7 @@ fn links_are_made_for_minus_one_and_minus_two() {
         let mut p = plan(dir.path());
         p.size_mib = 0;
         p.files = Some(FileTests { num_k: 1, kind, max_size: 0, min_size: 0, dirs: 1, chunk: 8192 });
-        let o = run_tests(&p, &AtomicBool::new(false), &Meter::default());
+        let o = run_tests(&p, &AtomicBool::new(false), &Meter::default(), &Collect::default());
         assert!(o.error.is_none(), "{kind:?}: {:?}", o.error);
         assert_eq!(o.phases.len(), 6);
         assert!(o.phases.iter().all(|p| p.ops.ops == 1024), "{kind:?}");
@@ -143,7 +144,50 @@ fn the_name_table_gives_back_every_name_with_its_directory() {
 fn a_stop_ends_the_run_early_and_still_cleans_up() {
     let dir = tempfile::tempdir().unwrap();
     let p = plan(dir.path());
-    let o = run_tests(&p, &AtomicBool::new(true), &Meter::default());
+    let o = run_tests(&p, &AtomicBool::new(true), &Meter::default(), &Collect::default());
     assert!(o.partial && o.phases.is_empty() && o.error.is_none());
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+/// The caller's side of `-y p`: every prompt, answered at once, or refused.
+struct Answers {
+    asked: std::sync::Mutex<Vec<String>>,
+    refuse: bool,
+}
+
+impl Events for Answers {
+    fn warning(&self, _: &str) {}
+    fn note(&self, _: &str) {}
+    fn measuring(&self, _: &str, _: &Expected, _: std::sync::Arc<Meter>) {}
+    fn measured(&self) {}
+    fn wait_for_user(&self, prompt: &str) -> Result<(), String> {
+        self.asked.lock().unwrap().push(prompt.to_string());
+        if self.refuse {
+            return Err("no answer".into());
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn y_p_asks_the_caller_before_each_test() {
+    for refuse in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = plan(dir.path());
+        p.size_mib = 0;
+        p.files = Some(FileTests { num_k: 1, kind: FileKind::Files, max_size: 0, min_size: 0, dirs: 1, chunk: 8192 });
+        p.sync = Some(SyncMode::Prompt);
+        let answers = Answers { asked: Default::default(), refuse };
+        let o = run_tests(&p, &AtomicBool::new(false), &Meter::default(), &answers);
+        let asked = answers.asked.into_inner().unwrap();
+        let prompt = |t: &Test| format!("fsbench bonnie: press Enter to start {} ...", t.name());
+        if refuse {
+            assert_eq!(o.error.as_deref(), Some("-y p: no answer"));
+            assert_eq!(asked, vec![prompt(&Test::ALL[6])]);
+        } else {
+            assert!(o.error.is_none(), "{:?}", o.error);
+            assert_eq!(asked, Test::ALL[6..].iter().map(prompt).collect::<Vec<_>>());
+        }
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
 }
