@@ -228,7 +228,11 @@ fn completions_complete_every_command() {
     let out = Command::new("bash").arg("-c").arg(&probe).output().unwrap();
     let offered: HashSet<String> = String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect();
     for c in commands() {
-        assert!(offered.contains(&c), "bash completion of `fsbench ` does not offer {c}: {offered:?} {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            offered.contains(&c),
+            "bash completion of `fsbench ` does not offer {c}: {offered:?} {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     for (shell, mark) in [("zsh", "#compdef fsbench"), ("fish", "complete -c fsbench")] {
         let out = fsbench(&["completions", shell]);
