@@ -4,10 +4,11 @@
 //! blkparse's summary and the analysis on stdout.
 
 use crate::observe::trace::capture::{Method, DEFAULT_BUFFER_KB, MAX_BUFFER_KB, MIN_BUFFER_KB};
+use crate::result::trace::TraceReport;
 use crate::runner::trace::{Owners, TraceRun};
 use clap::Args;
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 #[derive(Args, Debug)]
@@ -85,26 +86,62 @@ pub fn run(a: TraceArgs) -> i32 {
     }
     eprintln!("fsbench trace: tracing {} with {}", a.device, sess.method());
 
+    let mut w = watch(&a.command, a.seconds, &stop);
+    let stopped = sess.stop();
+    w.reap(&a.command);
+    let stopped = match stopped {
+        Ok(x) => x,
+        Err(e) => return fail(format!("the capture failed: {e}"), 1),
+    };
+    // The command and its children are the benchmark; without one, no
+    // process is (everything is "other").
+    let owners = Owners { benchmark: w.child_pid.unwrap_or(0), threads: Vec::new(), background: None };
+    let report = match stopped.report(&owners, None) {
+        Ok(r) => r,
+        Err(e) => return fail(e, 1),
+    };
+    tell(&report, w.status_line.take());
+    if let Err(e) = super::emit(&crate::report::trace_section::render(&report), &None) {
+        return fail(e, 1);
+    }
+    if w.interrupted {
+        return 130;
+    }
+    w.code
+}
+
+/// The command traced (if any) and how the wait for it ended.
+struct Watch {
+    child: Option<std::process::Child>,
+    /// Kept apart from `child`, which is taken when the command exits early.
+    child_pid: Option<u32>,
+    status_line: Option<String>,
+    code: i32,
+    interrupted: bool,
+}
+
+/// Starts the command, then waits for it to exit, for the time to pass or
+/// for Ctrl-C, whichever comes first, while the tracer records.
+fn watch(command: &[String], seconds: Option<f64>, stop: &AtomicBool) -> Watch {
     let mut child = None;
-    // Kept apart from `child`, which is taken when the command exits early.
     let mut child_pid = None;
     let mut status_line = None;
     let mut code = 0;
-    if !a.command.is_empty() {
+    if !command.is_empty() {
         // The command's output goes to stderr: stdout is the summary's.
         let stdout = std::io::stderr().as_fd_owned();
-        match std::process::Command::new(&a.command[0]).args(&a.command[1..]).stdout(stdout).spawn() {
+        match std::process::Command::new(&command[0]).args(&command[1..]).stdout(stdout).spawn() {
             Ok(c) => {
                 child_pid = Some(c.id());
                 child = Some(c);
             }
             Err(e) => {
                 code = 1;
-                status_line = Some(format!("cannot run '{}': {e}", a.command[0]));
+                status_line = Some(format!("cannot run '{}': {e}", command[0]));
             }
         }
     }
-    let deadline = a.seconds.map(|s| Instant::now() + Duration::from_secs_f64(s));
+    let deadline = seconds.map(|s| Instant::now() + Duration::from_secs_f64(s));
     let mut interrupted = false;
     if code == 0 {
         loop {
@@ -118,14 +155,14 @@ pub fn run(a: TraceArgs) -> i32 {
             if let Some(c) = &mut child {
                 match c.try_wait() {
                     Ok(Some(st)) => {
-                        status_line = Some(format!("'{}' exited: {st}", a.command.join(" ")));
+                        status_line = Some(format!("'{}' exited: {st}", command.join(" ")));
                         code = st.code().unwrap_or(1);
                         child = None;
                         break;
                     }
                     Ok(None) => {}
                     Err(e) => {
-                        status_line = Some(format!("cannot wait for '{}': {e}", a.command[0]));
+                        status_line = Some(format!("cannot wait for '{}': {e}", command[0]));
                         break;
                     }
                 }
@@ -133,31 +170,31 @@ pub fn run(a: TraceArgs) -> i32 {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
-    let stopped = sess.stop();
-    if let Some(mut c) = child {
-        if interrupted {
-            // SAFETY: kill with the pid of a child we started and have not reaped.
-            unsafe { libc::kill(c.id() as i32, libc::SIGINT) };
-        }
-        match c.wait() {
-            Ok(st) => {
-                status_line = Some(format!("'{}' exited: {st}", a.command.join(" ")));
-                code = st.code().unwrap_or(1);
+    Watch { child, child_pid, status_line, code, interrupted }
+}
+
+impl Watch {
+    /// After the tracer stopped: a command still running is interrupted
+    /// (on Ctrl-C) or waited for, and its exit status kept.
+    fn reap(&mut self, command: &[String]) {
+        if let Some(mut c) = self.child.take() {
+            if self.interrupted {
+                // SAFETY: kill with the pid of a child we started and have not reaped.
+                unsafe { libc::kill(c.id() as i32, libc::SIGINT) };
             }
-            Err(e) => status_line = Some(format!("cannot wait for '{}': {e}", a.command[0])),
+            match c.wait() {
+                Ok(st) => {
+                    self.status_line = Some(format!("'{}' exited: {st}", command.join(" ")));
+                    self.code = st.code().unwrap_or(1);
+                }
+                Err(e) => self.status_line = Some(format!("cannot wait for '{}': {e}", command[0])),
+            }
         }
     }
-    let stopped = match stopped {
-        Ok(x) => x,
-        Err(e) => return fail(format!("the capture failed: {e}"), 1),
-    };
-    // The command and its children are the benchmark; without one, no
-    // process is (everything is "other").
-    let owners = Owners { benchmark: child_pid.unwrap_or(0), threads: Vec::new(), background: None };
-    let report = match stopped.report(&owners, None) {
-        Ok(r) => r,
-        Err(e) => return fail(e, 1),
-    };
+}
+
+/// What was captured, on stderr: stdout is the summary's.
+fn tell(report: &TraceReport, status_line: Option<String>) {
     let captured = &report.capture;
     if !report.files.is_empty() {
         eprintln!("fsbench trace: wrote {}.blktrace.0-{} (blkparse -i {0})", report.basename.display(), report.files.len() - 1);
@@ -182,13 +219,6 @@ pub fn run(a: TraceArgs) -> i32 {
     if let Some(s) = status_line {
         eprintln!("fsbench trace: {s}");
     }
-    if let Err(e) = super::emit(&crate::report::trace_section::render(&report), &None) {
-        return fail(e, 1);
-    }
-    if interrupted {
-        return 130;
-    }
-    code
 }
 
 trait StderrFd {

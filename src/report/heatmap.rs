@@ -111,6 +111,16 @@ fn grid(title: &str, subtitle: &str, recs: &[u64], files: &[u64], cells: &[Cell]
         width / 2.0,
         escape(subtitle)
     );
+    write_cells(&mut s, recs, files, cells, plot_h);
+    write_axes(&mut s, recs, files, plot_w, plot_h);
+    write_legend(&mut s, legend, LEFT + plot_w + 30.0);
+    s.push_str("</svg>\n");
+    s
+}
+
+/// One rectangle per cell, at its record size (x) and file size (y), with
+/// its tooltip and label.
+fn write_cells(s: &mut String, recs: &[u64], files: &[u64], cells: &[Cell], plot_h: f64) {
     let x_of = |rec: u64| recs.iter().position(|r| *r == rec).map(|i| LEFT + i as f64 * CW);
     let y_of = |file: u64| files.iter().position(|f| *f == file).map(|i| TOP + plot_h - (i + 1) as f64 * CH);
     for c in cells {
@@ -134,7 +144,10 @@ fn grid(title: &str, subtitle: &str, recs: &[u64], files: &[u64], cells: &[Cell]
         }
         s.push('\n');
     }
-    // Axes and their labels.
+}
+
+/// The axes and their labels: record sizes along x, file sizes up y.
+fn write_axes(s: &mut String, recs: &[u64], files: &[u64], plot_w: f64, plot_h: f64) {
     let bottom = TOP + plot_h;
     let _ = writeln!(
         s,
@@ -171,8 +184,11 @@ fn grid(title: &str, subtitle: &str, recs: &[u64], files: &[u64], cells: &[Cell]
         TOP + plot_h / 2.0,
         TOP + plot_h / 2.0
     );
-    // Legend: a vertical colour bar, high at the top.
-    let lx = LEFT + plot_w + 30.0;
+}
+
+/// The legend at `lx`: a vertical colour bar, high at the top, its ticks,
+/// then the swatches of the cells that have no colour on the scale.
+fn write_legend(s: &mut String, legend: &Legend, lx: f64) {
     let bar_h = 150.0;
     let _ = writeln!(
         s,
@@ -210,8 +226,6 @@ fn grid(title: &str, subtitle: &str, recs: &[u64], files: &[u64], cells: &[Cell]
         );
         y += 18.0;
     }
-    s.push_str("</svg>\n");
-    s
 }
 
 /// File sizes (ascending) and record sizes (the plan's axis and every record

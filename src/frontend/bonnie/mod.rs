@@ -241,7 +241,67 @@ fn finish(f: Flags, host: &HostFacts) -> Result<Invocation, BonnieError> {
         return Ok(Invocation::Semaphores(n));
     }
     let mut notes = Vec::new();
-    let ram_mib = match &f.ram {
+    let ram_mib = ram_size(f.ram.as_deref(), host, &mut notes)?;
+    let concurrency = f.concurrency.unwrap_or(1);
+
+    let (size_mib, chunk, seeks, seek_procs, size_text) = size_spec(f.size.as_deref(), ram_mib)?;
+    if size_mib > 0 && ram_mib > 0 && size_mib * (concurrency as u64) < 2 * ram_mib {
+        return Err(err(
+            "-s",
+            format!(
+                "File size should be double RAM for good results, RAM is {ram_mib}M: expected at least {} MiB{}, or -r with a smaller RAM size (-r 0 turns the check off)",
+                (2 * ram_mib).div_ceil(concurrency as u64),
+                if concurrency > 1 { format!(" per copy at -c {concurrency}") } else { String::new() }
+            ),
+        ));
+    }
+
+    if size_mib > 0 {
+        check_seek_memory(seek_procs, chunk, host)?;
+    }
+    let char_mib = match f.fast {
+        None => Some(DEFAULT_CHAR_MIB),
+        Some(None) => None,
+        Some(Some(n)) if size_mib > 0 && n > size_mib => {
+            return Err(err(
+                "-f",
+                format!("-f{n}: expected at most the -s size ({size_mib} MiB): the per-character tests write and read within the file"),
+            ))
+        }
+        Some(Some(n)) => Some(n),
+    };
+
+    let files = file_tests_checked(f.files.as_deref(), ram_mib, host)?;
+
+    let seed = f.seed.unwrap_or(Seed::Number((host.pid as u64 ^ host.now_unix) as u32));
+    let plan = BonniePlan {
+        dir: f.dir.unwrap_or_else(|| PathBuf::from(".")),
+        size_mib,
+        chunk,
+        seeks,
+        seek_procs,
+        size_text,
+        char_mib,
+        files,
+        ram_mib,
+        fsync: f.fsync,
+        direct: f.direct,
+        quiet: f.quiet,
+        machine: f.machine.unwrap_or_else(|| host.hostname.clone()),
+        concurrency,
+        seed,
+        uid,
+        gid,
+        sync: f.sync,
+        run_index: 0,
+        runs: f.runs.unwrap_or(1),
+    };
+    Ok(Invocation::Run { plan, notes })
+}
+
+/// `-r`: the RAM size in MiB the checks use (the machine's by default).
+fn ram_size(ram: Option<&str>, host: &HostFacts, notes: &mut Vec<String>) -> Result<u64, BonnieError> {
+    Ok(match ram {
         None => host.ram_mib,
         Some(v) => {
             let n = number("-r", v, "the RAM size in MiB (0 turns the checks off; g and t suffixes allowed)", "mgt")?;
@@ -254,11 +314,13 @@ fn finish(f: Flags, host: &HostFacts) -> Result<Invocation, BonnieError> {
             }
             n
         }
-    };
-    let concurrency = f.concurrency.unwrap_or(1);
+    })
+}
 
-    // -s size[:chunk[:seeks[:procs]]]
-    let (size_mib, chunk, seeks, seek_procs, size_text) = match &f.size {
+/// `-s size[:chunk[:seeks[:procs]]]`: the size in MiB, the chunk in bytes,
+/// the seeks, the seeker processes, and the size as Bonnie++ labels it.
+fn size_spec(size: Option<&str>, ram_mib: u64) -> Result<(u64, u64, u64, u64, String), BonnieError> {
+    Ok(match size {
         None => {
             // max(300, 2 × RAM) MiB, rounded up to a whole GiB when the
             // remainder is over 512 MiB.
@@ -312,34 +374,12 @@ fn finish(f: Flags, host: &HostFacts) -> Result<Invocation, BonnieError> {
             };
             (size, chunk, seeks, procs, size_label(size))
         }
-    };
-    if size_mib > 0 && ram_mib > 0 && size_mib * (concurrency as u64) < 2 * ram_mib {
-        return Err(err(
-            "-s",
-            format!(
-                "File size should be double RAM for good results, RAM is {ram_mib}M: expected at least {} MiB{}, or -r with a smaller RAM size (-r 0 turns the check off)",
-                (2 * ram_mib).div_ceil(concurrency as u64),
-                if concurrency > 1 { format!(" per copy at -c {concurrency}") } else { String::new() }
-            ),
-        ));
-    }
+    })
+}
 
-    if size_mib > 0 {
-        check_seek_memory(seek_procs, chunk, host)?;
-    }
-    let char_mib = match f.fast {
-        None => Some(DEFAULT_CHAR_MIB),
-        Some(None) => None,
-        Some(Some(n)) if size_mib > 0 && n > size_mib => {
-            return Err(err(
-                "-f",
-                format!("-f{n}: expected at most the -s size ({size_mib} MiB): the per-character tests write and read within the file"),
-            ))
-        }
-        Some(Some(n)) => Some(n),
-    };
-
-    let files = match f.files.as_deref() {
+/// `-n`: the file tests, refused when they would not fit in RAM or on disk.
+fn file_tests_checked(files: Option<&str>, ram_mib: u64, host: &HostFacts) -> Result<Option<FileTests>, BonnieError> {
+    let files = match files {
         None => Some(file_tests("16")?),
         Some(v) => {
             let t = file_tests(v)?;
@@ -358,35 +398,10 @@ fn finish(f: Flags, host: &HostFacts) -> Result<Invocation, BonnieError> {
             ));
         }
     }
-
     if let Some(t) = &files {
         check_file_tests_fit(t, host)?;
     }
-
-    let seed = f.seed.unwrap_or(Seed::Number((host.pid as u64 ^ host.now_unix) as u32));
-    let plan = BonniePlan {
-        dir: f.dir.unwrap_or_else(|| PathBuf::from(".")),
-        size_mib,
-        chunk,
-        seeks,
-        seek_procs,
-        size_text,
-        char_mib,
-        files,
-        ram_mib,
-        fsync: f.fsync,
-        direct: f.direct,
-        quiet: f.quiet,
-        machine: f.machine.unwrap_or_else(|| host.hostname.clone()),
-        concurrency,
-        seed,
-        uid,
-        gid,
-        sync: f.sync,
-        run_index: 0,
-        runs: f.runs.unwrap_or(1),
-    };
-    Ok(Invocation::Run { plan, notes })
+    Ok(files)
 }
 
 /// Half the machine's RAM: what fsbench lets one run's own tables take

@@ -270,6 +270,37 @@ fn doublings(lo: u64, hi: u64) -> Vec<u64> {
 
 /// IOzone's rules, applied once so the plan is explicit.
 fn finish(mut f: Flags) -> Result<IozonePlan, IozoneError> {
+    check_sizes(&f)?;
+    let throughput = f.children.is_some() || f.lower.is_some() || f.upper.is_some();
+    let auto_flags = f.auto || f.min_file.is_some() || f.max_file.is_some() || f.min_rec.is_some() || f.max_rec.is_some();
+    if throughput && auto_flags {
+        return Err(err(
+            "-t",
+            "throughput mode (-t, -l, -u) cannot be combined with auto mode (-a, -A, -n, -g, -y, -q); give -s and -r instead",
+        ));
+    }
+    if throughput && f.plan.remount.is_some() {
+        return Err(err("-U", "remounting between tests is not allowed in throughput mode (-t)"));
+    }
+    if throughput && (f.file_sizes.len() > 1 || f.rec_sizes.len() > 1) {
+        return Err(err("-t", "throughput mode runs one file size and one record size: give -s and -r once"));
+    }
+    if !throughput && !f.throughput_files.is_empty() {
+        return Err(err("-F", "one file per child is for throughput mode: add -t N (or use -f for one file)"));
+    }
+
+    f.plan.tests = tests_of(&f, throughput)?;
+
+    cells(&mut f, auto_flags)?;
+
+    if throughput {
+        f.plan.throughput = Some(throughput_of(&mut f)?);
+    }
+    Ok(f.plan)
+}
+
+/// Sizes IOzone refuses: records above 16m, and zero-sized files or records.
+fn check_sizes(f: &Flags) -> Result<(), IozoneError> {
     if let Some(q) = f.max_rec {
         if q > AUTO_MAX_REC_KB {
             return Err(err("-q", format!("{q} kB: the largest record IOzone takes is {AUTO_MAX_REC_KB} kB (16m)")));
@@ -289,25 +320,11 @@ fn finish(mut f: Flags) -> Result<IozonePlan, IozoneError> {
             return Err(err(flag, "0: expected a size of at least 1 kB"));
         }
     }
-    let throughput = f.children.is_some() || f.lower.is_some() || f.upper.is_some();
-    let auto_flags = f.auto || f.min_file.is_some() || f.max_file.is_some() || f.min_rec.is_some() || f.max_rec.is_some();
-    if throughput && auto_flags {
-        return Err(err(
-            "-t",
-            "throughput mode (-t, -l, -u) cannot be combined with auto mode (-a, -A, -n, -g, -y, -q); give -s and -r instead",
-        ));
-    }
-    if throughput && f.plan.remount.is_some() {
-        return Err(err("-U", "remounting between tests is not allowed in throughput mode (-t)"));
-    }
-    if throughput && (f.file_sizes.len() > 1 || f.rec_sizes.len() > 1) {
-        return Err(err("-t", "throughput mode runs one file size and one record size: give -s and -r once"));
-    }
-    if !throughput && !f.throughput_files.is_empty() {
-        return Err(err("-F", "one file per child is for throughput mode: add -t N (or use -f for one file)"));
-    }
+    Ok(())
+}
 
-    // Which tests, in IOzone's order (the order of -i does not matter).
+/// Which tests, in IOzone's order (the order of -i does not matter).
+fn tests_of(f: &Flags, throughput: bool) -> Result<Vec<Test>, IozoneError> {
     let mut tests = if f.tests.is_empty() {
         let mut t: Vec<Test> = Test::ALL[..=Test::Fread.number() as usize].to_vec();
         if throughput {
@@ -329,9 +346,11 @@ fn finish(mut f: Flags) -> Result<IozonePlan, IozoneError> {
         // IOzone prints no column for it without -t.
         tests.retain(|t| *t != Test::Mixed);
     }
-    f.plan.tests = tests;
+    Ok(tests)
+}
 
-    // The cells.
+/// The (file size, record size) cells: auto mode's grid, or the one cell.
+fn cells(f: &mut Flags, auto_flags: bool) -> Result<(), IozoneError> {
     let explicit_sizes = f.file_sizes.len() > 1 || f.rec_sizes.len() > 1;
     f.plan.auto = f.auto || explicit_sizes || auto_flags;
     if f.plan.auto {
@@ -371,32 +390,34 @@ fn finish(mut f: Flags) -> Result<IozonePlan, IozoneError> {
         f.plan.record_axis_kb = vec![rec];
     }
 
-    if throughput {
-        let list = match (f.children, f.lower, f.upper) {
-            (Some(n), None, None) => vec![n],
-            (n, l, u) => {
-                let lo = l.or(n).unwrap_or(1);
-                let hi = u.or(n).unwrap_or(lo);
-                if lo > hi {
-                    return Err(err("-l", format!("{lo} children: above the upper bound (-u {hi})")));
-                }
-                (lo..=hi).collect()
+    Ok(())
+}
+
+/// Throughput mode's children (-t, or -l to -u) and how they run.
+fn throughput_of(f: &mut Flags) -> Result<Throughput, IozoneError> {
+    let list = match (f.children, f.lower, f.upper) {
+        (Some(n), None, None) => vec![n],
+        (n, l, u) => {
+            let lo = l.or(n).unwrap_or(1);
+            let hi = u.or(n).unwrap_or(lo);
+            if lo > hi {
+                return Err(err("-l", format!("{lo} children: above the upper bound (-u {hi})")));
             }
-        };
-        let most = *list.iter().max().expect("non-empty");
-        if !f.throughput_files.is_empty() && (f.throughput_files.len() as u32) < most {
-            return Err(err("-F", format!("{} file names for {most} children: give one per child", f.throughput_files.len())));
+            (lo..=hi).collect()
         }
-        f.plan.throughput = Some(Throughput {
-            children: list,
-            threads: f.threads,
-            stonewall: !f.no_stonewall,
-            mixed_read_pct: f.mixed_read_pct,
-            mixed_sequential: f.mixed_sequential,
-            files: f.throughput_files,
-        });
+    };
+    let most = *list.iter().max().expect("non-empty");
+    if !f.throughput_files.is_empty() && (f.throughput_files.len() as u32) < most {
+        return Err(err("-F", format!("{} file names for {most} children: give one per child", f.throughput_files.len())));
     }
-    Ok(f.plan)
+    Ok(Throughput {
+        children: list,
+        threads: f.threads,
+        stonewall: !f.no_stonewall,
+        mixed_read_pct: f.mixed_read_pct,
+        mixed_sequential: f.mixed_sequential,
+        files: std::mem::take(&mut f.throughput_files),
+    })
 }
 
 fn sorted(v: &[u64]) -> Vec<u64> {

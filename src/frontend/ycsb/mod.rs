@@ -321,6 +321,7 @@ fn store_of(name: Option<&str>, props: &Props) -> Result<&'static StoreDesc, Ycs
     })
 }
 
+/// The plan, with CoreWorkload's defaults and rules applied, step by step.
 fn resolve(
     phase: Phase,
     store_name: Option<&str>,
@@ -338,6 +339,94 @@ fn resolve(
     if p.get("recordcount").is_none() {
         return err("recordcount: expected a positive number of records (YCSB's workload files set it; none was given)");
     }
+    let Counts { recordcount, insertstart, insertcount, operationcount, maxexecutiontime_s } = counts(phase, p)?;
+    let fieldcount = p.count_in("fieldcount", 10, 1, u32::MAX as u64, "at least one field")?;
+    let fieldlength = field_length(p)?;
+    limits::record(fieldcount, &fieldlength)?;
+    let proportions = proportions(phase, p)?;
+    let requestdistribution = request_distribution(p, recordcount)?;
+    let (minscanlength, maxscanlength, scanlengthdistribution) = scan_lengths(p)?;
+    // YCSB: "hashed" hashes, anything else is ordered.
+    let hashed_inserts = p.string("insertorder", "hashed") == "hashed";
+    let zeropadding = p.count("zeropadding", 1)?;
+    if zeropadding == 0 || zeropadding > 20 {
+        return p.bad("zeropadding", "1 to 20 digits");
+    }
+    let threads = p.count("threadcount", 1)?;
+    if threads == 0 || threads > 4096 {
+        return p.bad("threadcount", "1 to 4096 threads (-threads)");
+    }
+    let target_ops = p.number("target", 0.0)?;
+    if target_ops < 0.0 || (target_ops > 0.0 && target_ops < limits::MIN_TARGET) {
+        return p.bad("target", "operations per second: 0 for as fast as possible, else at least 0.001 (-target)");
+    }
+    let Reporting { status_interval_s, measurement, interval, percentiles, exporter } = reporting(p, status)?;
+    let seed = p.count("seed", 0x5943_5342)?;
+    // Only the histogram measurement fsbench does not do reads it.
+    p.count_in("histogram.buckets", 1000, 1, limits::MAX_INT, "a positive number of buckets (YCSB's int)")?;
+    let insertion_retry_limit = p.count_in("core_workload_insertion_retry_limit", 0, 0, limits::MAX_INT, limits::INT)? as u32;
+    let insertion_retry_interval_s = p.count_in(
+        "core_workload_insertion_retry_interval",
+        3,
+        0,
+        limits::MAX_RETRY_INTERVAL_S,
+        "seconds between retries, at most a day (86400)",
+    )?;
+
+    let (dir, store_props) = store_properties(p, desc, default_dir, &mut warnings)?;
+    let plan = YcsbPlan {
+        phase,
+        store: StoreSpec { name: desc.name.to_string(), dir, props: store_props },
+        table: p.string("table", "usertable"),
+        recordcount,
+        operationcount,
+        fieldcount: fieldcount as u32,
+        fieldnameprefix: p.string("fieldnameprefix", "field"),
+        fieldlength,
+        readallfields: p.boolean("readallfields", true)?,
+        writeallfields: p.boolean("writeallfields", false)?,
+        dataintegrity: p.boolean("dataintegrity", false)?,
+        proportions,
+        requestdistribution,
+        minscanlength,
+        maxscanlength,
+        scanlengthdistribution,
+        hashed_inserts,
+        insertstart,
+        insertcount,
+        zeropadding: zeropadding as u32,
+        insertion_retry_limit,
+        insertion_retry_interval_s,
+        maxexecutiontime_s,
+        threads: threads as u32,
+        target_ops,
+        status_interval_s,
+        label: p.string("label", ""),
+        measurement,
+        interval,
+        percentiles,
+        exporter,
+        exportfile: p.get("exportfile").map(|x| PathBuf::from(&x.value)),
+        seed,
+        properties: p.map.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect(),
+    };
+    if plan.dataintegrity && !matches!(plan.fieldlength, FieldLength::Constant(_)) {
+        return err("dataintegrity=true: needs fieldlengthdistribution=constant (as YCSB requires)");
+    }
+    limits::memory(&plan, crate::host::meminfo::read_meminfo().available)?;
+    Ok(Parsed { plan, warnings })
+}
+
+/// The key and operation counts, checked against each other.
+struct Counts {
+    recordcount: u64,
+    insertstart: u64,
+    insertcount: u64,
+    operationcount: u64,
+    maxexecutiontime_s: u64,
+}
+
+fn counts(phase: Phase, p: &Props) -> Result<Counts, YcsbError> {
     let recordcount = p.count_in("recordcount", 0, 1, limits::MAX_KEYS, limits::KEYS)?;
     let insertstart = p.count("insertstart", 0)?;
     if insertstart > recordcount {
@@ -368,9 +457,10 @@ fn resolve(
     if phase == Phase::Run && operationcount == 0 && maxexecutiontime_s == 0 {
         return err("operationcount: expected a positive number of operations (or a maxexecutiontime)");
     }
-    let fieldcount = p.count_in("fieldcount", 10, 1, u32::MAX as u64, "at least one field")?;
-    let fieldlength = field_length(p)?;
-    limits::record(fieldcount, &fieldlength)?;
+    Ok(Counts { recordcount, insertstart, insertcount, operationcount, maxexecutiontime_s })
+}
+
+fn proportions(phase: Phase, p: &Props) -> Result<Proportions, YcsbError> {
     let proportions = Proportions {
         read: p.proportion("readproportion", 0.95)?,
         update: p.proportion("updateproportion", 0.05)?,
@@ -387,6 +477,10 @@ fn resolve(
             "readproportion, updateproportion, insertproportion, scanproportion, readmodifywriteproportion: they sum to {sum}; expected weights whose sum is a finite number"
         ));
     }
+    Ok(proportions)
+}
+
+fn request_distribution(p: &Props, recordcount: u64) -> Result<KeyDist, YcsbError> {
     let requestdistribution = match p.string("requestdistribution", "uniform").as_str() {
         "uniform" => KeyDist::Uniform,
         "zipfian" => KeyDist::Zipfian,
@@ -414,6 +508,10 @@ fn resolve(
         KeyDist::Latest => limits::zipfian_items("requestdistribution=latest over recordcount", recordcount)?,
         _ => {}
     }
+    Ok(requestdistribution)
+}
+
+fn scan_lengths(p: &Props) -> Result<(u64, u64, ScanLength), YcsbError> {
     let minscanlength = p.count("minscanlength", 1)?;
     let maxscanlength = p.count_in("maxscanlength", 1000, 1, limits::MAX_INT, limits::INT)?;
     if minscanlength == 0 || minscanlength > maxscanlength {
@@ -427,20 +525,19 @@ fn resolve(
         }
         _ => return p.bad("scanlengthdistribution", "uniform or zipfian"),
     };
-    // YCSB: "hashed" hashes, anything else is ordered.
-    let hashed_inserts = p.string("insertorder", "hashed") == "hashed";
-    let zeropadding = p.count("zeropadding", 1)?;
-    if zeropadding == 0 || zeropadding > 20 {
-        return p.bad("zeropadding", "1 to 20 digits");
-    }
-    let threads = p.count("threadcount", 1)?;
-    if threads == 0 || threads > 4096 {
-        return p.bad("threadcount", "1 to 4096 threads (-threads)");
-    }
-    let target_ops = p.number("target", 0.0)?;
-    if target_ops < 0.0 || (target_ops > 0.0 && target_ops < limits::MIN_TARGET) {
-        return p.bad("target", "operations per second: 0 for as fast as possible, else at least 0.001 (-target)");
-    }
+    Ok((minscanlength, maxscanlength, scanlengthdistribution))
+}
+
+/// How the run measures and reports: status lines, histograms, exporter.
+struct Reporting {
+    status_interval_s: Option<u64>,
+    measurement: Measurement,
+    interval: Interval,
+    percentiles: Vec<f64>,
+    exporter: Exporter,
+}
+
+fn reporting(p: &Props, status: bool) -> Result<Reporting, YcsbError> {
     let status_interval_s = if status {
         Some(p.count_in("status.interval", 10, 1, limits::MAX_SECONDS, "a positive number of seconds, at most a year (31536000)")?)
     } else {
@@ -488,18 +585,17 @@ fn resolve(
             )
         }
     };
-    let seed = p.count("seed", 0x5943_5342)?;
-    // Only the histogram measurement fsbench does not do reads it.
-    p.count_in("histogram.buckets", 1000, 1, limits::MAX_INT, "a positive number of buckets (YCSB's int)")?;
-    let insertion_retry_limit = p.count_in("core_workload_insertion_retry_limit", 0, 0, limits::MAX_INT, limits::INT)? as u32;
-    let insertion_retry_interval_s = p.count_in(
-        "core_workload_insertion_retry_interval",
-        3,
-        0,
-        limits::MAX_RETRY_INTERVAL_S,
-        "seconds between retries, at most a day (86400)",
-    )?;
+    Ok(Reporting { status_interval_s, measurement, interval, percentiles, exporter })
+}
 
+/// The store's directory and its own properties; properties of other
+/// stores and unknown ones become warnings.
+fn store_properties(
+    p: &Props,
+    desc: &StoreDesc,
+    default_dir: Option<&std::path::Path>,
+    warnings: &mut Vec<String>,
+) -> Result<(Option<PathBuf>, BTreeMap<String, String>), YcsbError> {
     // Properties: the chosen store's must be known to it; others are
     // passed over with a warning, as YCSB hands them to a binding that
     // may ignore them.
@@ -539,47 +635,7 @@ fn resolve(
             warnings.push(format!("{o}: {ignored}: accepted but not acted on by fsbench"));
         }
     }
-    let plan = YcsbPlan {
-        phase,
-        store: StoreSpec { name: desc.name.to_string(), dir, props: store_props },
-        table: p.string("table", "usertable"),
-        recordcount,
-        operationcount,
-        fieldcount: fieldcount as u32,
-        fieldnameprefix: p.string("fieldnameprefix", "field"),
-        fieldlength,
-        readallfields: p.boolean("readallfields", true)?,
-        writeallfields: p.boolean("writeallfields", false)?,
-        dataintegrity: p.boolean("dataintegrity", false)?,
-        proportions,
-        requestdistribution,
-        minscanlength,
-        maxscanlength,
-        scanlengthdistribution,
-        hashed_inserts,
-        insertstart,
-        insertcount,
-        zeropadding: zeropadding as u32,
-        insertion_retry_limit,
-        insertion_retry_interval_s,
-        maxexecutiontime_s,
-        threads: threads as u32,
-        target_ops,
-        status_interval_s,
-        label: p.string("label", ""),
-        measurement,
-        interval,
-        percentiles,
-        exporter,
-        exportfile: p.get("exportfile").map(|x| PathBuf::from(&x.value)),
-        seed,
-        properties: p.map.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect(),
-    };
-    if plan.dataintegrity && !matches!(plan.fieldlength, FieldLength::Constant(_)) {
-        return err("dataintegrity=true: needs fieldlengthdistribution=constant (as YCSB requires)");
-    }
-    limits::memory(&plan, crate::host::meminfo::read_meminfo().available)?;
-    Ok(Parsed { plan, warnings })
+    Ok((dir, store_props))
 }
 
 fn field_length(p: &Props) -> Result<FieldLength, YcsbError> {
