@@ -104,31 +104,31 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-/// A fio run with details (verification, queue depths, two reporting groups).
+/// A fio run whose jobs carry each of fio's details: verification,
+/// per-priority latency (cmdprio), steady state and queue depths, in three
+/// reporting groups.
 fn fio_result(out: &Path, work: &Path, name: &str) -> PathBuf {
     let dir = format!("--directory={}", work.display());
-    run_json(
-        out,
-        name,
+    let jobs: [&[&str]; 3] = [
+        &["--name=w", "--rw=randwrite", "--verify=crc32c", "--ioengine=psync"],
         &[
-            "fio",
-            "--name=w",
-            &dir,
-            "--rw=randwrite",
-            "--bs=4k",
-            "--size=256k",
-            "--verify=crc32c",
-            "--ioengine=psync",
             "--name=r",
-            &dir,
             "--rw=randread",
-            "--bs=4k",
-            "--size=256k",
             "--stonewall",
             "--ioengine=io_uring",
             "--iodepth=4",
+            "--cmdprio_percentage=50",
+            "--cmdprio_class=2",
+            "--cmdprio=1",
         ],
-    )
+        &["--name=s", "--rw=read", "--stonewall", "--time_based", "--runtime=2", "--ss=iops:50%", "--ss_dur=1"],
+    ];
+    let mut args = vec!["fio"];
+    for job in jobs {
+        args.extend_from_slice(job);
+        args.extend(["--bs=4k", "--size=256k", dir.as_str()]);
+    }
+    run_json(out, name, &args)
 }
 
 #[test]
@@ -242,6 +242,14 @@ fn runs_of_every_workload_family_match() {
         eprintln!("validating {}", d.display());
     }
     assert_valid(py, &docs);
+    // fio's details, each of which has its own definition, were all there.
+    let fio = read(&docs[1]);
+    for (job, key) in [(0, "verify"), (1, "cmdprio"), (2, "steadystate"), (1, "iodepth_level")] {
+        assert!(
+            fio["jobs"][job]["details"][key].is_object() || fio["jobs"][job]["details"][key].is_array(),
+            "no {key} in job {job}'s details"
+        );
+    }
     // The layouts the documents claim, so that every family's details were checked.
     let layouts: Vec<String> = docs.iter().map(|p| read(p)).filter_map(|v| v["layout"].as_str().map(String::from)).collect();
     for want in ["quick", "fio", "filebench", "postmark", "iozone", "bonnie", "ycsb", "replay"] {
