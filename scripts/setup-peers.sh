@@ -8,9 +8,11 @@ cd "$(dirname "$0")/.."
 # bon_csv2html), db_bench (rocksdb-tools) and blktrace's blkparse, btt and
 # iowatcher are the peers the tests and bench/ compare with; jfsutils,
 # nilfs-tools and dosfstools make the file systems the kernel cannot mount
-# (the tests check the refusal); groff renders `fsbench man`.
+# (the tests check the refusal); groff renders `fsbench man`;
+# python3-jsonschema validates real results against
+# docs/schema/fsbench-result.schema.json (tests/result_schema.rs).
 pkgs=(strace fio fio-examples python3-pandas python3-numpy jfsutils nilfs-tools dosfstools f2fs-tools
-      postmark bonnie++ rocksdb-tools blktrace groff-base)
+      postmark bonnie++ rocksdb-tools blktrace groff-base python3-jsonschema)
 . scripts/apt.sh
 apt_install setup-peers "${pkgs[@]}"
 # IOzone is not in Debian main: built from the shared peers' source snapshot
