@@ -297,6 +297,11 @@ pub struct GroupResult {
     pub ran_with: Vec<u32>,
     /// From the group's start (after start delays) to its last worker's end.
     pub elapsed_ns: u64,
+    /// When the window opened, in ns since the Unix epoch: where the ranks
+    /// of one run line up when their results are merged (`merge`). Set by
+    /// the one-group runners' window; absent elsewhere and in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_unix_ns: Option<u64>,
     pub cpu: CpuUsage,
     pub process_io: ProcessIo,
     pub devices: Vec<DeviceReport>,
@@ -359,6 +364,7 @@ pub mod experiment;
 pub mod flow;
 pub mod iozone;
 pub mod load;
+pub mod merge;
 pub mod postmark;
 pub mod replay;
 pub mod steady;

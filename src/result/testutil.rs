@@ -63,6 +63,7 @@ pub fn run(jobs: &[JobResult], devices: &[DeviceReport]) -> RunResult {
             group: 0,
             ran_with: Vec::new(),
             elapsed_ns: 1_000_000_000,
+            started_unix_ns: None,
             cpu: CpuUsage { user_s: 0.3, system_s: 0.2, wall_s: 1.0, ..Default::default() },
             process_io: Default::default(),
             devices: devices.to_vec(),

@@ -14,6 +14,7 @@ pub mod flow;
 pub mod host_load;
 pub mod iozone;
 pub mod jobs;
+pub(crate) mod lifecycle;
 pub mod order;
 pub mod postmark;
 pub mod replay;
@@ -100,32 +101,33 @@ pub(crate) fn unix_now() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 
+/// What a run measured, before the envelope: its reported units, the
+/// groups they ran in, where its files were, what it warned of.
+pub(crate) struct Measured {
+    pub jobs: Vec<JobResult>,
+    pub groups: Vec<GroupResult>,
+    /// The places whose mounts and devices the system snapshot describes.
+    pub targets: Vec<PathBuf>,
+    pub warnings: Vec<String>,
+    pub partial: bool,
+}
+
 /// What every runner wraps its units in: versions, command, layout, the
 /// system snapshot of the places the files were.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn envelope(
-    opts: &RunOptions,
-    layout: &str,
-    started_unix: u64,
-    jobs: Vec<JobResult>,
-    groups: Vec<GroupResult>,
-    targets: &[PathBuf],
-    warnings: Vec<String>,
-    partial: bool,
-) -> RunResult {
-    let refs: Vec<&Path> = targets.iter().map(|p| p.as_path()).collect();
-    let failed = jobs.iter().find_map(|j| j.error.as_ref().map(|e| format!("job '{}': {e}", j.name)));
+pub(crate) fn envelope(opts: &RunOptions, layout: &str, started_unix: u64, m: Measured) -> RunResult {
+    let refs: Vec<&Path> = m.targets.iter().map(|p| p.as_path()).collect();
+    let failed = m.jobs.iter().find_map(|j| j.error.as_ref().map(|e| format!("job '{}': {e}", j.name)));
     RunResult {
         schema: SCHEMA.to_string(),
         fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
         started_unix,
         command: opts.command.clone(),
         layout: layout.to_string(),
-        jobs,
-        groups,
+        jobs: m.jobs,
+        groups: m.groups,
         system: system::snapshot(&refs),
-        warnings,
-        partial,
+        warnings: m.warnings,
+        partial: m.partial,
         failed,
         trace: None,
     }

@@ -61,11 +61,11 @@ use crate::environment::lock::{lock_path, Lock, LockError};
 use crate::environment::space::Need;
 use crate::model::postmark::PostmarkPlan;
 use crate::result::postmark::PostmarkDetails;
-use crate::result::{Headline, JobResult, RunResult};
+use crate::result::{GroupResult, Headline, JobResult, RunResult};
 use crate::result::{OpClass, OpStats};
-use crate::runner::events::Expected;
+use crate::runner::events::{Expected, Meter, Warnings};
+use crate::runner::lifecycle::{self, Finished, OneGroup};
 use crate::runner::rng::Rng;
-use crate::runner::window::Window;
 use crate::runner::{RunError, RunOptions};
 use std::ffi::CString;
 use std::fmt;
@@ -75,6 +75,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 /// What one run measured. `ops` are "create", "read", "append", "delete",
@@ -927,8 +928,8 @@ fn lock_locations(plan: &PostmarkPlan) -> Result<Vec<Lock>, RunError> {
     Ok(locks)
 }
 
-/// Run the plan as fsbench runs every shape: inside a measured window with
-/// its CPU, process I/O and device counters, progress on the meter, and
+/// Run the plan through the one-group lifecycle: inside a measured window
+/// with its CPU, process I/O and device counters, progress on the meter, and
 /// the result in the common envelope (the Postmark figures in `details`).
 pub(crate) fn run_plan(
     plan: &PostmarkPlan,
@@ -936,50 +937,86 @@ pub(crate) fn run_plan(
     layout: &str,
     before_measure: &mut dyn FnMut(&[PathBuf]),
 ) -> Result<RunResult, RunError> {
-    let started_unix = crate::runner::unix_now();
-    crate::environment::space::check(&space_needs(plan), opts.allow_fill, "lower `set number` or `set size`")?;
-    let _locks = lock_locations(plan)?;
-    // Postmark builds its files inside the measured run: none exist before.
-    before_measure(&[]);
-    let dirs: Vec<PathBuf> = plan.locations.iter().map(|l| l.path.clone()).collect();
-    let window = Window::open(opts, "postmark", &Expected { ops: plan.transactions, ..Default::default() }, &dirs);
-    let meter = window.meter.clone();
-    let outcome = run_with_hook(plan, &opts.stop, &mut |p| {
-        if let Phase::Transactions(n) = p {
-            meter.ops.store(n, Ordering::Relaxed);
-        }
-    });
-    let mut group = window.close(opts);
-    let outcome = outcome.map_err(|e| e.to_string())?;
-    // Postmark's own span (t0..t3), not the window's.
-    let elapsed_ns = outcome.elapsed_ns;
-    group.elapsed_ns = elapsed_ns;
-    let d = &outcome.details;
-    let secs = |a, b| d.span_ns(a, b) as f64 / 1e9;
-    let per_s = |n: u64, s: f64| if s > 0.0 { n as f64 / s } else { 0.0 };
-    let total_s = secs(0, 3);
-    let headline = vec![
-        Headline::new("transactions_s", "tx/s", per_s(d.transactions_done, secs(1, 2))),
-        Headline::new("created_s", "files/s", per_s(d.created(), total_s)),
-        Headline::new("deleted_s", "files/s", per_s(d.deleted(), total_s)),
-        Headline::new("read_MiB_s", "MiB/s", per_s(d.bytes_read, total_s) / 1048576.0),
-        Headline::new("write_MiB_s", "MiB/s", per_s(d.bytes_written, total_s) / 1048576.0),
-    ];
-    let job = JobResult {
-        name: "postmark".into(),
-        group: 0,
-        threads: 1,
-        engine: if plan.buffering { "stdio".into() } else { "sync".into() },
-        elapsed_ns,
-        ops: outcome.ops.to_vec(),
-        timeline: Default::default(),
-        options: Default::default(),
-        resolved: serde_json::to_value(plan).unwrap_or_default(),
-        partial: outcome.partial,
-        error: None,
-        headline,
-        details: Some(serde_json::to_value(d).map_err(|e| e.to_string())?),
-    };
-    let partial = outcome.partial;
-    Ok(crate::runner::envelope(opts, layout, started_unix, vec![job], vec![group], &dirs, Vec::new(), partial))
+    lifecycle::drive(Postmark { plan, locks: Vec::new() }, opts, layout, before_measure)
+}
+
+/// A Postmark run's stages. Postmark builds and removes its files inside
+/// the measured run: nothing exists before it, so the cache scenario gets
+/// no file.
+struct Postmark<'a> {
+    plan: &'a PostmarkPlan,
+    locks: Vec<Lock>,
+}
+
+impl OneGroup for Postmark<'_> {
+    type Ran = PostmarkOutcome;
+
+    fn label(&self) -> String {
+        "postmark".into()
+    }
+
+    fn places(&self) -> Vec<PathBuf> {
+        self.plan.locations.iter().map(|l| l.path.clone()).collect()
+    }
+
+    fn expected(&self) -> Expected {
+        Expected { ops: self.plan.transactions, ..Default::default() }
+    }
+
+    fn check(&mut self, opts: &RunOptions) -> Result<(), RunError> {
+        Ok(crate::environment::space::check(&space_needs(self.plan), opts.allow_fill, "lower `set number` or `set size`")?)
+    }
+
+    fn claim(&mut self, _opts: &RunOptions) -> Result<(), RunError> {
+        self.locks = lock_locations(self.plan)?;
+        Ok(())
+    }
+
+    fn run(&mut self, opts: &RunOptions, meter: &Arc<Meter>, _warnings: &mut Warnings) -> Result<PostmarkOutcome, RunError> {
+        let outcome = run_with_hook(self.plan, &opts.stop, &mut |p| {
+            if let Phase::Transactions(n) = p {
+                meter.ops.store(n, Ordering::Relaxed);
+            }
+        });
+        Ok(outcome.map_err(|e| e.to_string())?)
+    }
+
+    fn tear_down(&mut self, _opts: &RunOptions, _ran: Option<&PostmarkOutcome>) -> Result<(), RunError> {
+        self.locks.clear();
+        Ok(())
+    }
+
+    fn finish(self, outcome: PostmarkOutcome, group: &mut GroupResult, _: &RunOptions, _: &mut Warnings) -> Result<Finished, RunError> {
+        let plan = self.plan;
+        // Postmark's own span (t0..t3), not the window's.
+        let elapsed_ns = outcome.elapsed_ns;
+        group.elapsed_ns = elapsed_ns;
+        let d = &outcome.details;
+        let secs = |a, b| d.span_ns(a, b) as f64 / 1e9;
+        let per_s = |n: u64, s: f64| if s > 0.0 { n as f64 / s } else { 0.0 };
+        let total_s = secs(0, 3);
+        let headline = vec![
+            Headline::new("transactions_s", "tx/s", per_s(d.transactions_done, secs(1, 2))),
+            Headline::new("created_s", "files/s", per_s(d.created(), total_s)),
+            Headline::new("deleted_s", "files/s", per_s(d.deleted(), total_s)),
+            Headline::new("read_MiB_s", "MiB/s", per_s(d.bytes_read, total_s) / 1048576.0),
+            Headline::new("write_MiB_s", "MiB/s", per_s(d.bytes_written, total_s) / 1048576.0),
+        ];
+        let job = JobResult {
+            name: "postmark".into(),
+            group: 0,
+            threads: 1,
+            engine: if plan.buffering { "stdio".into() } else { "sync".into() },
+            elapsed_ns,
+            ops: outcome.ops.to_vec(),
+            timeline: Default::default(),
+            options: Default::default(),
+            resolved: serde_json::to_value(plan).unwrap_or_default(),
+            partial: outcome.partial,
+            error: None,
+            headline,
+            details: Some(serde_json::to_value(d).map_err(|e| e.to_string())?),
+        };
+        Ok(Finished { jobs: vec![job], partial: outcome.partial })
+    }
 }

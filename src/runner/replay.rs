@@ -12,16 +12,17 @@ use crate::ioengine::{Completion, EngineBuf, EngineConfig, EngineFile, IoEngine,
 use crate::model::job::EngineOptions;
 use crate::model::replay::{Dir, ReplayPlan, Speed, TraceIo};
 use crate::result::replay::{ReplayDetails, SurfaceDetails, ZoneStat};
-use crate::result::{JobResult, OpClass, OpStats, RunResult, Timeline};
+use crate::result::{GroupResult, JobResult, OpClass, OpStats, RunResult, Timeline};
 use crate::runner::buffers::Buffers;
-use crate::runner::events::Expected;
-use crate::runner::window::Window;
+use crate::runner::events::{Expected, Meter, Warnings};
+use crate::runner::lifecycle::{self, Finished, OneGroup};
 use crate::runner::{RunError, RunOptions};
 use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// An I/O issued later than this after its recorded time counts as late.
@@ -61,109 +62,195 @@ pub fn check_fits(ios: &[TraceIo], size: u64, target: &Path) -> Result<(), Strin
     }
 }
 
+/// Run the plan through the one-group lifecycle.
 pub(crate) fn run_plan(
     plan: &ReplayPlan,
     opts: &RunOptions,
     layout: &str,
     before_measure: &mut dyn FnMut(&[PathBuf]),
 ) -> Result<RunResult, RunError> {
-    let started_unix = crate::runner::unix_now();
-    let t = plan.target.display();
-    if plan.ios.is_empty() {
-        return Err(format!("{}: no I/O to issue", plan.source).into());
+    let replay = Replay { plan, size: 0, file: None, direct: false, engine: None, bufs: None };
+    lifecycle::drive(replay, opts, layout, before_measure)
+}
+
+/// A replay's stages: the target opened, the engine started and every
+/// buffer allocated before the cache scenario; nothing is made, so there
+/// is nothing to remove.
+struct Replay<'a> {
+    plan: &'a ReplayPlan,
+    /// What the target can address.
+    size: u64,
+    file: Option<File>,
+    /// The target took O_DIRECT.
+    direct: bool,
+    engine: Option<Box<dyn IoEngine>>,
+    bufs: Option<Buffers>,
+}
+
+/// What the replayer did, taken out of it once it stops.
+struct Replayed {
+    next: usize,
+    elapsed: Duration,
+    stats: Vec<OpStats>,
+    timeline: Timeline,
+    lat_of: Vec<u64>,
+    max_inflight: u32,
+    late: u64,
+    max_lag_ns: u64,
+    error: Option<String>,
+}
+
+/// What the run is called: a surface scan is a replay of its chunks.
+fn label_of(plan: &ReplayPlan) -> &'static str {
+    if plan.surface.is_some() {
+        "surface"
+    } else {
+        "replay"
     }
-    if plan.depth == 0 {
-        return Err("--depth must be at least 1".to_string().into());
+}
+
+impl OneGroup for Replay<'_> {
+    type Ran = Replayed;
+
+    fn label(&self) -> String {
+        label_of(self.plan).into()
     }
-    let modifies = plan.modifies();
-    if modifies && !plan.write {
-        let [_, w, d] = plan.counts();
-        return Err(format!(
-            "the plan writes ({} writes, {} trims) and would destroy data on {t}; pass --write to confirm (nothing was issued)",
-            w.0, d.0
-        )
-        .into());
+
+    fn places(&self) -> Vec<PathBuf> {
+        vec![self.plan.target.clone()]
     }
-    let size = target_bytes(&plan.target).map_err(|e| format!("--target {e}"))?;
-    if modifies {
-        check_device_usable(&plan.target, opts.allow_device)?;
+
+    fn expected(&self) -> Expected {
+        let plan = self.plan;
+        let total: u64 = plan.ios.iter().map(|i| i.len as u64).sum();
+        let time = (plan.speed == Speed::AsRecorded).then(|| Duration::from_nanos(plan.duration_ns()));
+        Expected { time, bytes: total, ops: 0 }
     }
-    check_fits(&plan.ios, size, &plan.target)?;
-    let mut warnings = Vec::new();
-    let (file, direct) = open_target(&plan.target, modifies)?;
-    if !direct {
-        warnings.push(format!("{t} refuses O_DIRECT: I/O is buffered, and reads may come from the page cache"));
-    }
-    let depth = plan.depth as usize;
-    let Some(imp) = crate::ioengine::find(&plan.engine) else {
-        return Err(format!("unknown engine '{}'", plan.engine).into());
-    };
-    let options = EngineOptions::default();
-    let mut engine =
-        (imp.make)(&EngineConfig { iodepth: plan.depth, options: &options }).map_err(|e| format!("{}: cannot start: {e}", plan.engine))?;
-    let max_len = plan.ios.iter().map(|i| i.len as usize).max().unwrap_or(4096);
-    let mut bufs = Buffers::new(depth, max_len);
-    if modifies {
-        // Random, so a compressing or deduplicating device sees what a real
-        // workload's data would give it, not zeros.
-        let mut rng = crate::runner::rng::Rng::new(0x7265_706c_6179);
-        for i in 0..depth {
-            rng.fill(bufs.slot_mut(i));
+
+    fn check(&mut self, opts: &RunOptions) -> Result<(), RunError> {
+        let plan = self.plan;
+        let t = plan.target.display();
+        if plan.ios.is_empty() {
+            return Err(format!("{}: no I/O to issue", plan.source).into());
         }
+        if plan.depth == 0 {
+            return Err("--depth must be at least 1".to_string().into());
+        }
+        let modifies = plan.modifies();
+        if modifies && !plan.write {
+            let [_, w, d] = plan.counts();
+            return Err(format!(
+                "the plan writes ({} writes, {} trims) and would destroy data on {t}; pass --write to confirm (nothing was issued)",
+                w.0, d.0
+            )
+            .into());
+        }
+        self.size = target_bytes(&plan.target).map_err(|e| format!("--target {e}"))?;
+        if modifies {
+            check_device_usable(&plan.target, opts.allow_device)?;
+        }
+        check_fits(&plan.ios, self.size, &plan.target)?;
+        Ok(())
     }
-    let slots: Vec<EngineBuf> = (0..depth).map(|i| EngineBuf { ptr: bufs.slot(i), len: bufs.len }).collect();
-    let files = [EngineFile { fd: file.as_raw_fd(), size, writable: modifies }];
-    engine.setup(&files, &slots).map_err(|e| format!("{}: setup on {t}: {e}", plan.engine))?;
 
-    before_measure(&[]);
-    let total: u64 = plan.ios.iter().map(|i| i.len as u64).sum();
-    let time = (plan.speed == Speed::AsRecorded).then(|| Duration::from_nanos(plan.duration_ns()));
-    let label = if plan.surface.is_some() { "surface" } else { "replay" };
-    let window = Window::open(opts, label, &Expected { time, bytes: total, ops: 0 }, std::slice::from_ref(&plan.target));
-    let mut r = Replayer::new(plan, engine, &bufs, window.meter.clone());
-    r.run(opts);
-    let group = window.close(opts);
-    drop(file);
+    fn set_up(&mut self, _opts: &RunOptions, warnings: &mut Warnings) -> Result<(), RunError> {
+        let plan = self.plan;
+        let t = plan.target.display();
+        let modifies = plan.modifies();
+        let (file, direct) = open_target(&plan.target, modifies)?;
+        if !direct {
+            // Into the result only: the CLI prints it with the result's warnings.
+            warnings.list.push(format!("{t} refuses O_DIRECT: I/O is buffered, and reads may come from the page cache"));
+        }
+        self.direct = direct;
+        let depth = plan.depth as usize;
+        let Some(imp) = crate::ioengine::find(&plan.engine) else {
+            return Err(format!("unknown engine '{}'", plan.engine).into());
+        };
+        let options = EngineOptions::default();
+        let mut engine = (imp.make)(&EngineConfig { iodepth: plan.depth, options: &options })
+            .map_err(|e| format!("{}: cannot start: {e}", plan.engine))?;
+        let max_len = plan.ios.iter().map(|i| i.len as usize).max().unwrap_or(4096);
+        let mut bufs = Buffers::new(depth, max_len);
+        if modifies {
+            // Random, so a compressing or deduplicating device sees what a real
+            // workload's data would give it, not zeros.
+            let mut rng = crate::runner::rng::Rng::new(0x7265_706c_6179);
+            for i in 0..depth {
+                rng.fill(bufs.slot_mut(i));
+            }
+        }
+        let slots: Vec<EngineBuf> = (0..depth).map(|i| EngineBuf { ptr: bufs.slot(i), len: bufs.len }).collect();
+        let files = [EngineFile { fd: file.as_raw_fd(), size: self.size, writable: modifies }];
+        engine.setup(&files, &slots).map_err(|e| format!("{}: setup on {t}: {e}", plan.engine))?;
+        self.file = Some(file);
+        self.engine = Some(engine);
+        self.bufs = Some(bufs);
+        Ok(())
+    }
 
-    let partial = opts.stop.load(Ordering::Relaxed) && r.next < plan.ios.len();
-    let surface = plan.surface.map(|s| zones(plan, &r.lat_of, s));
-    let details = ReplayDetails {
-        source: plan.source.clone(),
-        target: plan.target.display().to_string(),
-        speed: plan.speed.name().into(),
-        depth: plan.depth,
-        trace_ios: plan.ios.len() as u64,
-        trace_span_ns: plan.duration_ns(),
-        issued: r.next as u64,
-        max_inflight: r.max_inflight,
-        late_ios: r.late,
-        max_lag_ns: r.max_lag_ns,
-        direct,
-        notes: plan.notes.clone(),
-        surface,
-    };
-    let elapsed_ns = r.elapsed.as_nanos() as u64;
-    let used: Vec<OpStats> = r.stats.into_iter().filter(|s| s.ops > 0 || s.errors > 0 || s.name == "read").collect();
-    let mut job = JobResult {
-        name: label.into(),
-        group: 0,
-        threads: 1,
-        engine: plan.engine.clone(),
-        elapsed_ns,
-        ops: used,
-        timeline: r.timeline,
-        options: Default::default(),
-        resolved: serde_json::json!({
-            "target": plan.target, "speed": plan.speed.name(), "depth": plan.depth, "engine": plan.engine,
-            "direct": direct, "write": plan.write, "surface": plan.surface,
-        }),
-        partial,
-        error: r.error,
-        headline: Vec::new(),
-        details: Some(serde_json::to_value(&details).map_err(|e| e.to_string())?),
-    };
-    job.headline = job.op_headline();
-    Ok(crate::runner::envelope(opts, layout, started_unix, vec![job], vec![group], std::slice::from_ref(&plan.target), warnings, partial))
+    fn run(&mut self, opts: &RunOptions, meter: &Arc<Meter>, _warnings: &mut Warnings) -> Result<Replayed, RunError> {
+        let (Some(engine), Some(bufs)) = (self.engine.take(), self.bufs.as_ref()) else {
+            return Err(RunError::Workload("replay: the run started before its engine".into()));
+        };
+        let mut r = Replayer::new(self.plan, engine, bufs, meter.clone());
+        r.run(opts);
+        let Replayer { engine, next, elapsed, stats, timeline, lat_of, max_inflight, late, max_lag_ns, error, .. } = r;
+        // The engine is stopped at teardown, outside the window.
+        self.engine = Some(engine);
+        Ok(Replayed { next, elapsed, stats, timeline, lat_of, max_inflight, late, max_lag_ns, error })
+    }
+
+    fn tear_down(&mut self, _opts: &RunOptions, _ran: Option<&Replayed>) -> Result<(), RunError> {
+        self.file = None;
+        self.engine = None;
+        Ok(())
+    }
+
+    fn finish(self, r: Replayed, _: &mut GroupResult, opts: &RunOptions, _: &mut Warnings) -> Result<Finished, RunError> {
+        let plan = self.plan;
+        let label = label_of(plan);
+        let partial = opts.stop.load(Ordering::Relaxed) && r.next < plan.ios.len();
+        let surface = plan.surface.map(|s| zones(plan, &r.lat_of, s));
+        let direct = self.direct;
+        let details = ReplayDetails {
+            source: plan.source.clone(),
+            target: plan.target.display().to_string(),
+            speed: plan.speed.name().into(),
+            depth: plan.depth,
+            trace_ios: plan.ios.len() as u64,
+            trace_span_ns: plan.duration_ns(),
+            issued: r.next as u64,
+            max_inflight: r.max_inflight,
+            late_ios: r.late,
+            max_lag_ns: r.max_lag_ns,
+            direct,
+            notes: plan.notes.clone(),
+            surface,
+        };
+        let elapsed_ns = r.elapsed.as_nanos() as u64;
+        let used: Vec<OpStats> = r.stats.into_iter().filter(|s| s.ops > 0 || s.errors > 0 || s.name == "read").collect();
+        let mut job = JobResult {
+            name: label.into(),
+            group: 0,
+            threads: 1,
+            engine: plan.engine.clone(),
+            elapsed_ns,
+            ops: used,
+            timeline: r.timeline,
+            options: Default::default(),
+            resolved: serde_json::json!({
+                "target": plan.target, "speed": plan.speed.name(), "depth": plan.depth, "engine": plan.engine,
+                "direct": direct, "write": plan.write, "surface": plan.surface,
+            }),
+            partial,
+            error: r.error,
+            headline: Vec::new(),
+            details: Some(serde_json::to_value(&details).map_err(|e| e.to_string())?),
+        };
+        job.headline = job.op_headline();
+        Ok(Finished { jobs: vec![job], partial })
+    }
 }
 
 /// Opens for O_DIRECT I/O when the target allows it (a block device always

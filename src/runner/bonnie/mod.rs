@@ -40,11 +40,12 @@ use crate::model::bonnie::{BonniePlan, Seed, SemaphoreSet, SyncMode, Test};
 use crate::result::bonnie::{BonnieDetails, PhaseFigure};
 use crate::result::{GroupResult, Headline, JobResult, OpClass, OpStats, RunResult};
 use crate::runner::events::{Events, Expected, Meter, Warnings};
+use crate::runner::lifecycle::{self, Finished, OneGroup};
 use crate::runner::rng::Rng;
-use crate::runner::window::Window;
 use crate::runner::{RunError, RunOptions};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Random numbers as Bonnie++ draws them: 31-bit values, from the seed or
@@ -293,56 +294,92 @@ fn expected_bytes(plan: &BonniePlan) -> u64 {
     plan.size_bytes().saturating_mul(3).saturating_add(chars * 2)
 }
 
-/// Run the plan as fsbench runs every shape: inside a measured window with
-/// its CPU, process I/O and device counters, and the result in the common
-/// envelope (Bonnie++'s figures in `details`). Once the directory is known
-/// to be one, every failure (too little space or too few inodes, found
-/// before anything is made; a thread that cannot start; an error in a test)
-/// is the run's: recorded failed, with what ran.
+/// Run the plan through the one-group lifecycle: inside a measured window
+/// with its CPU, process I/O and device counters, and the result in the
+/// common envelope (Bonnie++'s figures in `details`). Once the directory is
+/// known to be one, every failure (too little space or too few inodes,
+/// found before anything is made; a thread that cannot start; an error in
+/// a test) is the run's: recorded failed, with what ran.
 pub(crate) fn run_plan(
     plan: &BonniePlan,
     opts: &RunOptions,
     layout: &str,
     before_measure: &mut dyn FnMut(&[PathBuf]),
 ) -> Result<RunResult, RunError> {
-    let started_unix = crate::runner::unix_now();
-    let meta = std::fs::metadata(&plan.dir).map_err(|e| format!("-d {}: {e}", plan.dir.display()))?;
-    if !meta.is_dir() {
-        return Err(format!("-d {}: not a directory", plan.dir.display()).into());
+    lifecycle::drive(Bonnie { plan }, opts, layout, before_measure)
+}
+
+/// A Bonnie++ run's stages. Its tests make and remove their files inside
+/// the measured run (the cache scenario gets no file), on a thread of
+/// their own.
+struct Bonnie<'a> {
+    plan: &'a BonniePlan,
+}
+
+impl OneGroup for Bonnie<'_> {
+    type Ran = Outcome;
+
+    fn label(&self) -> String {
+        "bonnie".into()
     }
-    // Bonnie++ would unlink it; fsbench removes only what it created.
-    let base = base_name(plan);
-    if std::fs::symlink_metadata(&base).is_ok() {
-        return Err(format!(
-            "-d {}: {} already exists and was not created by this run (fsbench removes only what it creates: remove it or use another -d)",
-            plan.dir.display(),
-            crate::environment::identity::absolute(&base).display()
-        )
-        .into());
+
+    fn places(&self) -> Vec<PathBuf> {
+        vec![self.plan.dir.clone()]
     }
-    let dirs = vec![plan.dir.clone()];
-    if let Err(e) = crate::environment::space::check(&space_needs(plan), opts.allow_fill, "reduce -s or -n") {
-        let refused = Outcome { phases: Vec::new(), partial: false, error: Some(e) };
-        return result(plan, opts, layout, started_unix, refused, GroupResult::default(), (&dirs, Vec::new()));
+
+    fn expected(&self) -> Expected {
+        Expected { bytes: expected_bytes(self.plan), ..Default::default() }
     }
-    let mut warnings = Warnings::new(&*opts.events);
-    if let Some(w) = cache_warning(plan) {
-        warnings.warn(w);
+
+    fn check(&mut self, _opts: &RunOptions) -> Result<(), RunError> {
+        let plan = self.plan;
+        let meta = std::fs::metadata(&plan.dir).map_err(|e| format!("-d {}: {e}", plan.dir.display()))?;
+        if !meta.is_dir() {
+            return Err(format!("-d {}: not a directory", plan.dir.display()).into());
+        }
+        // Bonnie++ would unlink it; fsbench removes only what it created.
+        let base = base_name(plan);
+        if std::fs::symlink_metadata(&base).is_ok() {
+            return Err(format!(
+                "-d {}: {} already exists and was not created by this run (fsbench removes only what it creates: remove it or use another -d)",
+                plan.dir.display(),
+                crate::environment::identity::absolute(&base).display()
+            )
+            .into());
+        }
+        Ok(())
     }
-    before_measure(&[]);
-    let window = Window::open(opts, "bonnie", &Expected { bytes: expected_bytes(plan), ..Default::default() }, &dirs);
-    let (stop, p2, meter, events) = (opts.stop.clone(), plan.clone(), window.meter.clone(), opts.events.clone());
-    let outcome = std::thread::Builder::new()
-        .name("fsb-bonnie".into())
-        .spawn(move || {
-            crate::runner::workers::note_this_thread();
-            run_tests(&p2, &stop, &meter, &*events)
-        })
-        .map_err(|e| format!("cannot start the Bonnie++ thread: {e}"))
-        .and_then(|h| h.join().map_err(|_| "the Bonnie++ thread panicked".to_string()));
-    let group = window.close(opts);
-    let outcome = outcome.unwrap_or_else(|e| Outcome { phases: Vec::new(), partial: false, error: Some(e) });
-    result(plan, opts, layout, started_unix, outcome, group, (&dirs, warnings.list))
+
+    fn refused(&mut self, opts: &RunOptions) -> Option<Outcome> {
+        let e = crate::environment::space::check(&space_needs(self.plan), opts.allow_fill, "reduce -s or -n").err()?;
+        Some(Outcome { phases: Vec::new(), partial: false, error: Some(e) })
+    }
+
+    fn set_up(&mut self, _opts: &RunOptions, warnings: &mut Warnings) -> Result<(), RunError> {
+        if let Some(w) = cache_warning(self.plan) {
+            warnings.warn(w);
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, opts: &RunOptions, meter: &Arc<Meter>, _warnings: &mut Warnings) -> Result<Outcome, RunError> {
+        let (stop, p2, meter, events) = (opts.stop.clone(), self.plan.clone(), meter.clone(), opts.events.clone());
+        let outcome = std::thread::Builder::new()
+            .name("fsb-bonnie".into())
+            .spawn(move || {
+                crate::runner::workers::note_this_thread();
+                run_tests(&p2, &stop, &meter, &*events)
+            })
+            .map_err(|e| format!("cannot start the Bonnie++ thread: {e}"))
+            .and_then(|h| h.join().map_err(|_| "the Bonnie++ thread panicked".to_string()));
+        Ok(outcome.unwrap_or_else(|e| Outcome { phases: Vec::new(), partial: false, error: Some(e) }))
+    }
+
+    fn finish(self, outcome: Outcome, group: &mut GroupResult, _: &RunOptions, _: &mut Warnings) -> Result<Finished, RunError> {
+        let job = result(self.plan, outcome, group.elapsed_ns)?;
+        let partial = job.partial;
+        Ok(Finished { jobs: vec![job], partial })
+    }
 }
 
 /// The IO tests are buffered: a file that fits in RAM is read back from the
@@ -361,18 +398,9 @@ fn cache_warning(plan: &BonniePlan) -> Option<String> {
     )
 }
 
-/// The run's result in the common envelope: one job with every test that
-/// ran, failed when `outcome` has an error.
-fn result(
-    plan: &BonniePlan,
-    opts: &RunOptions,
-    layout: &str,
-    started_unix: u64,
-    outcome: Outcome,
-    group: GroupResult,
-    (dirs, warnings): (&[PathBuf], Vec<String>),
-) -> Result<RunResult, RunError> {
-    let elapsed_ns = group.elapsed_ns;
+/// The run's one job with every test that ran, failed when `outcome` has
+/// an error.
+fn result(plan: &BonniePlan, outcome: Outcome, elapsed_ns: u64) -> Result<JobResult, RunError> {
     let figures: Vec<PhaseFigure> = outcome.phases.iter().map(|p| p.figure.clone()).collect();
     let details = BonnieDetails {
         seed_text: match &plan.seed {
@@ -382,7 +410,7 @@ fn result(
         settings: plan.clone(),
         phases: figures.clone(),
     };
-    let job = JobResult {
+    Ok(JobResult {
         name: "bonnie".into(),
         group: 0,
         threads: 1,
@@ -393,9 +421,8 @@ fn result(
         options: Default::default(),
         resolved: serde_json::to_value(plan).unwrap_or_default(),
         partial: outcome.partial,
-        error: outcome.error.clone(),
+        error: outcome.error,
         headline: headline(&figures),
         details: Some(serde_json::to_value(&details).map_err(|e| e.to_string())?),
-    };
-    Ok(crate::runner::envelope(opts, layout, started_unix, vec![job], vec![group], dirs, warnings, outcome.partial))
+    })
 }

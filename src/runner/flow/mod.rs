@@ -59,7 +59,7 @@ use crate::observe::blockdev::DeviceWatch;
 use crate::result::flow::FlowReport;
 use crate::result::{GroupResult, JobResult, RunResult, Timeline};
 use crate::runner::events::{Expected, Meter, Warnings};
-use crate::runner::{sleep_unless_stopped, RunError, RunOptions};
+use crate::runner::{sleep_unless_stopped, Measured, RunError, RunOptions};
 use buf::MapBuf;
 use fileset::Fileset;
 use std::path::{Path, PathBuf};
@@ -141,7 +141,8 @@ pub(crate) fn run_with(
     }
     let (job, group, roots) = outcome?;
     let partial = job.partial;
-    Ok(crate::runner::envelope(opts, layout, started_unix, vec![job], vec![group], &roots, warnings.list, partial))
+    let measured = Measured { jobs: vec![job], groups: vec![group], targets: roots, warnings: warnings.list, partial };
+    Ok(crate::runner::envelope(opts, layout, started_unix, measured))
 }
 
 type Parts = (JobResult, GroupResult, Vec<PathBuf>);
@@ -320,6 +321,7 @@ fn execute(
         group: 0,
         ran_with: Vec::new(),
         elapsed_ns: win.elapsed_ns,
+        started_unix_ns: None,
         cpu: win.usage,
         process_io: win.io,
         devices: win.devices,

@@ -31,14 +31,15 @@ use crate::environment::lock::{lock_path, Lock, LockError};
 use crate::environment::space::Need;
 use crate::model::iozone::{Column, IozonePlan, Test};
 use crate::result::iozone::{CellFigure, IozoneDetails};
-use crate::result::{Headline, JobResult, OpClass, OpStats, RunResult};
+use crate::result::{GroupResult, Headline, JobResult, OpClass, OpStats, RunResult};
 use crate::runner::buffers::Buffers;
 use crate::runner::events::{Events, Expected, Meter, Warnings};
-use crate::runner::window::Window;
+use crate::runner::lifecycle::{self, Finished, OneGroup};
 use crate::runner::{RunError, RunOptions};
 use pass::{NoRecord, PassCtx, PassOut, Recorder};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// The layout `run_plan`'s results take when no frontend chose one.
 pub const LAYOUT: &str = "iozone";
@@ -460,46 +461,90 @@ fn lock_dirs(plan: &IozonePlan, dirs: &[PathBuf]) -> Result<Vec<Lock>, RunError>
     Ok(locks)
 }
 
-/// Run the plan as fsbench runs every shape: inside a measured window with
-/// its CPU, process I/O and device counters, progress on the meter, and the
-/// result in the common envelope (IOzone's figures in `details`).
+/// Run the plan through the one-group lifecycle: inside a measured window
+/// with its CPU, process I/O and device counters, progress on the meter, and
+/// the result in the common envelope (IOzone's figures in `details`).
 pub(crate) fn run_plan(
     plan: &IozonePlan,
     opts: &RunOptions,
     layout: &str,
     before_measure: &mut dyn FnMut(&[PathBuf]),
 ) -> Result<RunResult, RunError> {
-    let started_unix = crate::runner::unix_now();
     let files = files_of(plan);
-    preflight(plan, &files, opts.allow_fill)?;
     let mut dirs: Vec<PathBuf> = files.iter().map(|f| dir_of(f)).collect();
     dirs.dedup();
-    let _locks = lock_dirs(plan, &dirs)?;
-    let mut warnings = Warnings::new(&*opts.events);
-    if let Some(w) = cache_warning(plan, files.len() as u64) {
-        warnings.warn(w);
+    let run = Iozone { plan, layout, files, dirs, locks: Vec::new(), created: Created::default() };
+    lifecycle::drive(run, opts, layout, before_measure)
+}
+
+/// An IOzone run's stages. Test 0 makes the files inside the measured run:
+/// none exist before it, so the cache scenario gets no file.
+struct Iozone<'a> {
+    plan: &'a IozonePlan,
+    /// Only IOzone's own text layout streams its rows.
+    layout: &'a str,
+    files: Vec<PathBuf>,
+    dirs: Vec<PathBuf>,
+    locks: Vec<Lock>,
+    created: Created,
+}
+
+impl OneGroup for Iozone<'_> {
+    type Ran = Outcome;
+
+    fn label(&self) -> String {
+        "iozone".into()
     }
-    // Test 0 makes the files inside the measured run: none exist before.
-    before_measure(&[]);
-    let window = Window::open(opts, "iozone", &Expected { bytes: expected_bytes(plan), ..Default::default() }, &dirs);
-    let meter = window.meter.clone();
-    let mut created = Created::default();
-    // Only IOzone's own text layout streams; throughput mode (`-t`) prints
-    // its blocks at the end (each is one measured span of all children).
-    let rows = (layout == LAYOUT && opts.events.streams()).then_some(&*opts.events);
-    let outcome = match &plan.throughput {
-        None => run_cells(plan, &opts.stop, &mut created, &meter, &mut NoRecord, rows),
-        Some(t) => throughput::run(plan, t, &opts.stop, &mut created, &meter),
-    };
-    let group = window.close(opts);
-    let removed = created.finish(plan.keep_files || opts.keep_files);
-    let mut outcome = outcome?;
-    removed?;
-    if outcome.jobs.is_empty() {
-        return Err(RunError::Workload("the plan has no cell and test to run".into()));
+
+    fn places(&self) -> Vec<PathBuf> {
+        self.dirs.clone()
     }
-    outcome.jobs[0].details = Some(serde_json::to_value(&outcome.details).map_err(|e| e.to_string())?);
-    Ok(crate::runner::envelope(opts, layout, started_unix, outcome.jobs, vec![group], &dirs, warnings.list, outcome.partial))
+
+    fn expected(&self) -> Expected {
+        Expected { bytes: expected_bytes(self.plan), ..Default::default() }
+    }
+
+    fn check(&mut self, opts: &RunOptions) -> Result<(), RunError> {
+        preflight(self.plan, &self.files, opts.allow_fill)
+    }
+
+    fn claim(&mut self, _opts: &RunOptions) -> Result<(), RunError> {
+        self.locks = lock_dirs(self.plan, &self.dirs)?;
+        Ok(())
+    }
+
+    fn set_up(&mut self, _opts: &RunOptions, warnings: &mut Warnings) -> Result<(), RunError> {
+        if let Some(w) = cache_warning(self.plan, self.files.len() as u64) {
+            warnings.warn(w);
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, opts: &RunOptions, meter: &Arc<Meter>, _warnings: &mut Warnings) -> Result<Outcome, RunError> {
+        let plan = self.plan;
+        // Only IOzone's own text layout streams; throughput mode (`-t`) prints
+        // its blocks at the end (each is one measured span of all children).
+        let rows = (self.layout == LAYOUT && opts.events.streams()).then_some(&*opts.events);
+        let outcome = match &plan.throughput {
+            None => run_cells(plan, &opts.stop, &mut self.created, meter, &mut NoRecord, rows),
+            Some(t) => throughput::run(plan, t, &opts.stop, &mut self.created, meter),
+        };
+        Ok(outcome?)
+    }
+
+    fn tear_down(&mut self, opts: &RunOptions, _ran: Option<&Outcome>) -> Result<(), RunError> {
+        let removed = std::mem::take(&mut self.created).finish(self.plan.keep_files || opts.keep_files);
+        self.locks.clear();
+        Ok(removed?)
+    }
+
+    fn finish(self, mut outcome: Outcome, _: &mut GroupResult, _: &RunOptions, _: &mut Warnings) -> Result<Finished, RunError> {
+        if outcome.jobs.is_empty() {
+            return Err(RunError::Workload("the plan has no cell and test to run".into()));
+        }
+        outcome.jobs[0].details = Some(serde_json::to_value(&outcome.details).map_err(|e| e.to_string())?);
+        Ok(Finished { jobs: outcome.jobs, partial: outcome.partial })
+    }
 }
 
 /// Buffered passes over files that fit in RAM meet the page cache: the

@@ -20,7 +20,7 @@ use crate::observe::blockdev::DeviceWatch;
 use crate::result::cmdprio::CmdPrioStats;
 use crate::result::{GroupResult, JobResult, RunResult, Timeline};
 use crate::runner::events::{Meter, Warnings};
-use crate::runner::{envelope, unix_now, RunError, RunOptions};
+use crate::runner::{envelope, unix_now, Measured, RunError, RunOptions};
 use files::Ledger;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -264,7 +264,8 @@ pub(crate) fn run(jobs: Vec<JobSpec>, opts: &RunOptions, layout: &str) -> Result
     if let Some(e) = failure {
         return Err(e);
     }
-    Ok(envelope(opts, layout, started_unix, results, group_results, &targets, warnings.list, partial))
+    let measured = Measured { jobs: results, groups: group_results, targets, warnings: warnings.list, partial };
+    Ok(envelope(opts, layout, started_unix, measured))
 }
 
 fn job_paths(spec: &JobSpec) -> Vec<PathBuf> {
@@ -456,6 +457,7 @@ fn measure_group(
         group: reporting.first().copied().unwrap_or(0),
         ran_with: reporting.get(1..).unwrap_or_default().to_vec(),
         elapsed_ns,
+        started_unix_ns: None,
         process_io: process_io().since(&io_before),
         devices: watch.finish(elapsed_ns),
         cpu: usage,

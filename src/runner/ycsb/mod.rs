@@ -15,9 +15,9 @@ use crate::kvstore::{self, Status, StoreConfig};
 use crate::model::store;
 use crate::model::ycsb::{Interval, Measurement, Phase, YcsbPlan};
 use crate::result::ycsb::YcsbDetails;
-use crate::result::{Headline, JobResult, OpClass, OpStats, RunResult};
-use crate::runner::events::Expected;
-use crate::runner::window::Window;
+use crate::result::{GroupResult, Headline, JobResult, OpClass, OpStats, RunResult};
+use crate::runner::events::{Expected, Meter, Warnings};
+use crate::runner::lifecycle::{self, Finished, OneGroup};
 use crate::runner::{RunError, RunOptions};
 use measure::{Live, Metric, Recorder, Snapshot};
 use std::collections::BTreeMap;
@@ -26,140 +26,242 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
+/// Run the phase through the one-group lifecycle (the store's directory is
+/// the data the cache scenario acts on).
 pub(crate) fn run_plan(
     plan: &YcsbPlan,
     opts: &RunOptions,
     layout: &str,
     before_measure: &mut dyn FnMut(&[PathBuf]),
 ) -> Result<RunResult, RunError> {
-    let started_unix = crate::runner::unix_now();
-    let desc = store::find(&plan.store.name).ok_or_else(|| format!("unknown store {}", plan.store.name))?;
-    if let Some(d) = &plan.store.dir {
-        let reduce = "reduce recordcount, insertcount, operationcount, fieldcount or fieldlength";
-        crate::environment::space::check(&[space_need(plan, d)], opts.allow_fill, reduce)
-            .map_err(|e| format!("{}.dir={}: {e}", desc.name, d.display()))?;
-    }
-    let made = StoreDir::make(plan.store.dir.as_deref(), desc.name)?;
-    let field_names = plan.field_names();
-    let cfg = StoreConfig {
-        dir: plan.store.dir.clone(),
-        props: plan.store.props.clone(),
-        table: plan.table.clone(),
-        field_names: field_names.clone(),
-        threads: plan.threads,
-    };
-    let store = kvstore::open(desc, &cfg).map_err(RunError::Workload)?;
-    if plan.phase == Phase::Run && store.is_empty().map_err(RunError::Workload)? {
-        let at = plan.store.dir.as_ref().map(|d| format!(" in {}", d.display())).unwrap_or_default();
-        return Err(RunError::Workload(format!(
-            "the {} store{at} holds no record in table {}: load first (fsbench ycsb load {} ...)",
-            desc.name, plan.table, desc.name
-        )));
-    }
-    let dirs: Vec<PathBuf> = plan.store.dir.iter().cloned().collect();
-    let mut warnings = Vec::new();
-    let shared_device = plan.store.dir.as_deref().and_then(crate::environment::safety::shared_device);
-    if let (Some(why), Some(d)) = (&shared_device, &plan.store.dir) {
-        let w = format!(
-            "{}.dir={}: {why}: the device's bytes and the write amplification count that I/O too and are upper bounds, \
-             not the store's own (a store on a device of its own, such as an experiment's managed target, gives its own)",
-            desc.name,
-            d.display()
-        );
-        opts.events.warning(&w);
-        warnings.push(w);
-    }
-    before_measure(&dirs);
+    let ycsb = Ycsb { plan, desc: None, made: None, store: None, field_names: Vec::new(), shared_device: None, armed: None };
+    lifecycle::drive(ycsb, opts, layout, before_measure)
+}
 
-    // The Client caps the threads at the operation count.
-    let threads =
-        if plan.operationcount > 0 { plan.threads.min(plan.operationcount.min(u32::MAX as u64) as u32).max(1) } else { plan.threads };
-    let per = plan.operationcount / u64::from(threads);
-    let rest = plan.operationcount % u64::from(threads);
-    let tick_ns = (plan.target_ops > 0.0).then(|| (1e9 * f64::from(threads) / plan.target_ops).max(1.0) as u64);
-    let stop = Arc::new(AtomicBool::new(false));
-    let with_status = plan.status_interval_s.is_some();
-    let acked = Arc::new(gen::AcknowledgedCounter::for_plan(plan));
-    let gens = client::Gens::new(plan, acked.clone(), Arc::new(AtomicU64::new(0))).map_err(RunError::Workload)?;
-    let shared = client::Shared {
-        plan,
-        store: store.as_ref(),
-        stop: &stop,
-        insert_keys: gen::InsertKeys::for_plan(plan),
-        acked,
-        gens,
-        field_names,
-        t0: Instant::now(),
-    };
-    let (op, intended) = match plan.interval {
-        Interval::Op => (true, false),
-        Interval::Intended => (false, true),
-        Interval::Both => (true, true),
-    };
-    let unit_ns = match plan.measurement {
-        Measurement::Timeseries { granularity_ms } => Some(granularity_ms * 1_000_000),
-        Measurement::Hdr => None,
-    };
-    let expected = Expected {
-        ops: plan.operationcount,
-        time: (plan.maxexecutiontime_s > 0).then(|| Duration::from_secs(plan.maxexecutiontime_s)),
-        ..Default::default()
-    };
-    let window = Window::open(opts, &format!("ycsb {}", plan.phase.name()), &expected, &dirs);
-    let parts: Vec<(client::Part, Option<Arc<Live>>)> = (0..threads)
-        .map(|i| {
-            let ops = per + u64::from(u64::from(i) < rest);
-            (client::Part { index: i, ops, tick_ns, done: Arc::new(AtomicU64::new(0)) }, with_status.then(|| Arc::new(Live::new())))
-        })
-        .collect();
-    let counters: Vec<Arc<AtomicU64>> = parts.iter().map(|(p, _)| p.done.clone()).collect();
-    let lives: Vec<Arc<Live>> = parts.iter().filter_map(|(_, l)| l.clone()).collect();
-    // Each thread says when it ends (also by panicking), so the watcher
-    // returns at once rather than at its next poll.
-    let (ended_tx, ended_rx) = mpsc::channel::<()>();
-    let t0 = Instant::now();
-    let outcomes: Vec<client::Outcome> = std::thread::scope(|s| {
-        let handles: Vec<_> = parts
-            .into_iter()
-            .map(|(part, live)| {
-                let sh = &shared;
-                let ended = EndNotice(ended_tx.clone());
-                crate::runner::workers::spawn_scoped(s, format!("fsb-ycsb-{}", part.index), move || {
-                    let _ended = ended;
-                    let rec = Recorder::new(op, intended, unit_ns, sh.t0, live);
-                    client::run(sh, part, rec)
-                })
+/// A YCSB phase's stages: the store is opened before the cache scenario,
+/// the generators built after it, outside the window; the store is closed
+/// inside the window (its last flush is the phase's I/O).
+struct Ycsb<'a> {
+    plan: &'a YcsbPlan,
+    desc: Option<&'static store::StoreDesc>,
+    made: Option<StoreDir>,
+    store: Option<Box<dyn kvstore::Store>>,
+    field_names: Vec<String>,
+    shared_device: Option<String>,
+    armed: Option<Armed>,
+}
+
+/// What the client threads share, built before the window opens.
+struct Armed {
+    threads: u32,
+    per: u64,
+    rest: u64,
+    tick_ns: Option<u64>,
+    insert_keys: gen::InsertKeys,
+    acked: Arc<gen::AcknowledgedCounter>,
+    gens: client::Gens,
+    t0: Instant,
+}
+
+/// What the measured phase ended with.
+struct Ran {
+    outcomes: Vec<client::Outcome>,
+    runtime: Duration,
+    partial: bool,
+    store_counters: BTreeMap<String, u64>,
+    closed: Result<(), String>,
+}
+
+impl Ran {
+    fn error(&self) -> Option<String> {
+        self.outcomes.iter().find_map(|o| o.error.clone()).or(self.closed.clone().err())
+    }
+}
+
+impl OneGroup for Ycsb<'_> {
+    type Ran = Ran;
+
+    fn label(&self) -> String {
+        format!("ycsb {}", self.plan.phase.name())
+    }
+
+    fn places(&self) -> Vec<PathBuf> {
+        self.plan.store.dir.iter().cloned().collect()
+    }
+
+    fn expected(&self) -> Expected {
+        let plan = self.plan;
+        Expected {
+            ops: plan.operationcount,
+            time: (plan.maxexecutiontime_s > 0).then(|| Duration::from_secs(plan.maxexecutiontime_s)),
+            ..Default::default()
+        }
+    }
+
+    fn check(&mut self, opts: &RunOptions) -> Result<(), RunError> {
+        let plan = self.plan;
+        let desc = store::find(&plan.store.name).ok_or_else(|| format!("unknown store {}", plan.store.name))?;
+        if let Some(d) = &plan.store.dir {
+            let reduce = "reduce recordcount, insertcount, operationcount, fieldcount or fieldlength";
+            crate::environment::space::check(&[space_need(plan, d)], opts.allow_fill, reduce)
+                .map_err(|e| format!("{}.dir={}: {e}", desc.name, d.display()))?;
+        }
+        self.desc = Some(desc);
+        Ok(())
+    }
+
+    fn claim(&mut self, _opts: &RunOptions) -> Result<(), RunError> {
+        let desc = self.desc.ok_or_else(|| format!("unknown store {}", self.plan.store.name))?;
+        self.made = Some(StoreDir::make(self.plan.store.dir.as_deref(), desc.name)?);
+        Ok(())
+    }
+
+    fn set_up(&mut self, _opts: &RunOptions, warnings: &mut Warnings) -> Result<(), RunError> {
+        let plan = self.plan;
+        let desc = self.desc.ok_or_else(|| format!("unknown store {}", plan.store.name))?;
+        self.field_names = plan.field_names();
+        let cfg = StoreConfig {
+            dir: plan.store.dir.clone(),
+            props: plan.store.props.clone(),
+            table: plan.table.clone(),
+            field_names: self.field_names.clone(),
+            threads: plan.threads,
+        };
+        let store = self.store.insert(kvstore::open(desc, &cfg).map_err(RunError::Workload)?);
+        if plan.phase == Phase::Run && store.is_empty().map_err(RunError::Workload)? {
+            let at = plan.store.dir.as_ref().map(|d| format!(" in {}", d.display())).unwrap_or_default();
+            return Err(RunError::Workload(format!(
+                "the {} store{at} holds no record in table {}: load first (fsbench ycsb load {} ...)",
+                desc.name, plan.table, desc.name
+            )));
+        }
+        self.shared_device = plan.store.dir.as_deref().and_then(crate::environment::safety::shared_device);
+        if let (Some(why), Some(d)) = (&self.shared_device, &plan.store.dir) {
+            warnings.warn(format!(
+                "{}.dir={}: {why}: the device's bytes and the write amplification count that I/O too and are upper bounds, \
+                 not the store's own (a store on a device of its own, such as an experiment's managed target, gives its own)",
+                desc.name,
+                d.display()
+            ));
+        }
+        Ok(())
+    }
+
+    fn data_files(&self) -> Vec<PathBuf> {
+        self.places()
+    }
+
+    fn arm(&mut self, _opts: &RunOptions) -> Result<(), RunError> {
+        let plan = self.plan;
+        // The Client caps the threads at the operation count.
+        let threads =
+            if plan.operationcount > 0 { plan.threads.min(plan.operationcount.min(u32::MAX as u64) as u32).max(1) } else { plan.threads };
+        let acked = Arc::new(gen::AcknowledgedCounter::for_plan(plan));
+        let gens = client::Gens::new(plan, acked.clone(), Arc::new(AtomicU64::new(0))).map_err(RunError::Workload)?;
+        self.armed = Some(Armed {
+            threads,
+            per: plan.operationcount / u64::from(threads),
+            rest: plan.operationcount % u64::from(threads),
+            tick_ns: (plan.target_ops > 0.0).then(|| (1e9 * f64::from(threads) / plan.target_ops).max(1.0) as u64),
+            insert_keys: gen::InsertKeys::for_plan(plan),
+            acked,
+            gens,
+            t0: Instant::now(),
+        });
+        Ok(())
+    }
+
+    fn run(&mut self, opts: &RunOptions, meter: &Arc<Meter>, _warnings: &mut Warnings) -> Result<Ran, RunError> {
+        let plan = self.plan;
+        let (Some(armed), Some(store)) = (self.armed.take(), self.store.take()) else {
+            return Err(RunError::Workload("ycsb: the phase ran before its store was open".into()));
+        };
+        let Armed { threads, per, rest, tick_ns, insert_keys, acked, gens, t0: shared_t0 } = armed;
+        let stop = Arc::new(AtomicBool::new(false));
+        let with_status = plan.status_interval_s.is_some();
+        let shared = client::Shared {
+            plan,
+            store: store.as_ref(),
+            stop: &stop,
+            insert_keys,
+            acked,
+            gens,
+            field_names: self.field_names.clone(),
+            t0: shared_t0,
+        };
+        let (op, intended) = match plan.interval {
+            Interval::Op => (true, false),
+            Interval::Intended => (false, true),
+            Interval::Both => (true, true),
+        };
+        let unit_ns = match plan.measurement {
+            Measurement::Timeseries { granularity_ms } => Some(granularity_ms * 1_000_000),
+            Measurement::Hdr => None,
+        };
+        let parts: Vec<(client::Part, Option<Arc<Live>>)> = (0..threads)
+            .map(|i| {
+                let ops = per + u64::from(u64::from(i) < rest);
+                (client::Part { index: i, ops, tick_ns, done: Arc::new(AtomicU64::new(0)) }, with_status.then(|| Arc::new(Live::new())))
             })
             .collect();
-        if handles.iter().any(|h| h.is_err()) {
-            // The run has failed: the threads that started stop now.
-            stop.store(true, Ordering::Relaxed);
-        }
-        watch(plan, opts, &stop, &counters, &lives, &window, t0, &handles, &ended_rx);
-        handles
-            .into_iter()
-            .map(|h| match h {
-                Ok(h) => h.join().unwrap_or_else(|_| failed_outcome("a client thread panicked")),
-                Err(e) => failed_outcome(&format!("cannot start a client thread: {e}")),
-            })
-            .collect()
-    });
-    // YCSB's RunTime: from the threads' start to the end of the last one,
-    // by the threads' own clocks (the watcher's wake-ups are not in it).
-    let runtime = outcomes.iter().map(|o| o.ended).max().unwrap_or(t0).saturating_duration_since(t0);
-    let partial = opts.stop.load(Ordering::Relaxed);
-    let counters_after: BTreeMap<String, u64> = store.counters().into_iter().collect();
-    let closed = store.close();
-    let group = window.close(opts);
-    let error = outcomes.iter().find_map(|o| o.error.clone()).or(closed.err());
-    if let Some(e) = outcomes.iter().find_map(|o| o.first_op_error.clone()) {
-        let w = format!("the store answered ERROR (counted as Return=ERROR, as YCSB does); the first: {e}");
-        opts.events.warning(&w);
-        warnings.push(w);
+        let counters: Vec<Arc<AtomicU64>> = parts.iter().map(|(p, _)| p.done.clone()).collect();
+        let lives: Vec<Arc<Live>> = parts.iter().filter_map(|(_, l)| l.clone()).collect();
+        // Each thread says when it ends (also by panicking), so the watcher
+        // returns at once rather than at its next poll.
+        let (ended_tx, ended_rx) = mpsc::channel::<()>();
+        let t0 = Instant::now();
+        let outcomes: Vec<client::Outcome> = std::thread::scope(|s| {
+            let handles: Vec<_> = parts
+                .into_iter()
+                .map(|(part, live)| {
+                    let sh = &shared;
+                    let ended = EndNotice(ended_tx.clone());
+                    crate::runner::workers::spawn_scoped(s, format!("fsb-ycsb-{}", part.index), move || {
+                        let _ended = ended;
+                        let rec = Recorder::new(op, intended, unit_ns, sh.t0, live);
+                        client::run(sh, part, rec)
+                    })
+                })
+                .collect();
+            if handles.iter().any(|h| h.is_err()) {
+                // The run has failed: the threads that started stop now.
+                stop.store(true, Ordering::Relaxed);
+            }
+            watch(plan, opts, &stop, &counters, &lives, meter, t0, &handles, &ended_rx);
+            handles
+                .into_iter()
+                .map(|h| match h {
+                    Ok(h) => h.join().unwrap_or_else(|_| failed_outcome("a client thread panicked")),
+                    Err(e) => failed_outcome(&format!("cannot start a client thread: {e}")),
+                })
+                .collect()
+        });
+        // YCSB's RunTime: from the threads' start to the end of the last one,
+        // by the threads' own clocks (the watcher's wake-ups are not in it).
+        let runtime = outcomes.iter().map(|o| o.ended).max().unwrap_or(t0).saturating_duration_since(t0);
+        let partial = opts.stop.load(Ordering::Relaxed);
+        let store_counters: BTreeMap<String, u64> = store.counters().into_iter().collect();
+        let closed = store.close();
+        Ok(Ran { outcomes, runtime, partial, store_counters, closed })
     }
-    made.finish(partial || error.is_some());
-    let run = Run { outcomes, runtime, group, dirs, partial, error, store_counters: counters_after, warnings, shared_device };
-    Ok(result(plan, opts, layout, started_unix, run))
+
+    fn tear_down(&mut self, _opts: &RunOptions, ran: Option<&Ran>) -> Result<(), RunError> {
+        // The store goes before its directory.
+        self.store = None;
+        if let Some(made) = self.made.take() {
+            made.finish(ran.is_none_or(|r| r.partial || r.error().is_some()));
+        }
+        Ok(())
+    }
+
+    fn finish(self, ran: Ran, _: &mut GroupResult, _: &RunOptions, warnings: &mut Warnings) -> Result<Finished, RunError> {
+        if let Some(e) = ran.outcomes.iter().find_map(|o| o.first_op_error.clone()) {
+            warnings.warn(format!("the store answered ERROR (counted as Return=ERROR, as YCSB does); the first: {e}"));
+        }
+        let job = result(self.plan, ran, self.shared_device, warnings);
+        let partial = job.partial;
+        Ok(Finished { jobs: vec![job], partial })
+    }
 }
 
 /// What the phase's records take in the store's directory, at least: each
@@ -256,7 +358,7 @@ fn watch<T>(
     stop: &AtomicBool,
     counters: &[Arc<AtomicU64>],
     lives: &[Arc<Live>],
-    window: &Window,
+    meter: &Meter,
     t0: Instant,
     handles: &[std::io::Result<std::thread::ScopedJoinHandle<'_, T>>],
     ended: &mpsc::Receiver<()>,
@@ -277,7 +379,7 @@ fn watch<T>(
         let all_done = ended_count >= started || handles.iter().all(|h| h.as_ref().map(|h| h.is_finished()).unwrap_or(true));
         let now = Instant::now();
         let ops = done(counters);
-        window.meter.ops.store(ops, Ordering::Relaxed);
+        meter.ops.store(ops, Ordering::Relaxed);
         if opts.stop.load(Ordering::Relaxed) || deadline.is_some_and(|d| now >= d) {
             stop.store(true, Ordering::Relaxed);
         }
@@ -374,21 +476,10 @@ fn remaining_text(mut s: u64) -> String {
     t
 }
 
-/// What a phase ended with, for its result.
-struct Run {
-    outcomes: Vec<client::Outcome>,
-    runtime: Duration,
-    group: crate::result::GroupResult,
-    dirs: Vec<PathBuf>,
-    partial: bool,
-    error: Option<String>,
-    store_counters: BTreeMap<String, u64>,
-    warnings: Vec<String>,
-    shared_device: Option<String>,
-}
-
-fn result(plan: &YcsbPlan, opts: &RunOptions, layout: &str, started_unix: u64, run: Run) -> RunResult {
-    let Run { outcomes, runtime, group, dirs, partial, error, store_counters, mut warnings, shared_device } = run;
+/// The phase's one job, YCSB's figures in its details.
+fn result(plan: &YcsbPlan, ran: Ran, shared_device: Option<String>, warnings: &mut Warnings) -> JobResult {
+    let error = ran.error();
+    let Ran { outcomes, runtime, partial, store_counters, .. } = ran;
     let mut ops: Vec<OpStats> = Vec::new();
     let mut returns: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
     let mut timeseries: BTreeMap<String, Vec<(u64, u64, u64)>> = BTreeMap::new();
@@ -456,7 +547,7 @@ fn result(plan: &YcsbPlan, opts: &RunOptions, layout: &str, started_unix: u64, r
     }
     let names: Vec<String> = ops.iter().map(|o| o.name.clone()).collect();
     let order = ycsb_order(&names);
-    let error = error.or_else(|| failed_operations(&returns, opts, &mut warnings));
+    let error = error.or_else(|| failed_operations(&returns, warnings));
     let runtime_ms = runtime.as_millis() as u64;
     let details = YcsbDetails {
         settings: plan.clone(),
@@ -471,7 +562,7 @@ fn result(plan: &YcsbPlan, opts: &RunOptions, layout: &str, started_unix: u64, r
         shared_device,
     };
     let throughput = details.throughput();
-    let job = JobResult {
+    JobResult {
         name: format!("ycsb-{}", plan.phase.name()),
         group: 0,
         threads: plan.threads,
@@ -485,15 +576,14 @@ fn result(plan: &YcsbPlan, opts: &RunOptions, layout: &str, started_unix: u64, r
         error,
         headline: vec![Headline::new("throughput_ops_s", "ops/s", throughput)],
         details: serde_json::to_value(&details).ok(),
-    };
-    crate::runner::envelope(opts, layout, started_unix, vec![job], vec![group], &dirs, warnings, partial)
+    }
 }
 
 /// The store operations that did not answer OK, said as a warning; when
 /// none did, the run measured nothing that completed and is failed (its
 /// error returned): a `run` whose every read is NOT_FOUND ran against
 /// records that are not there.
-fn failed_operations(returns: &BTreeMap<String, BTreeMap<String, u64>>, opts: &RunOptions, warnings: &mut Vec<String>) -> Option<String> {
+fn failed_operations(returns: &BTreeMap<String, BTreeMap<String, u64>>, warnings: &mut Warnings) -> Option<String> {
     let ops = [Metric::Read, Metric::Update, Metric::Insert, Metric::Scan];
     let (mut ok, mut all) = (0u64, 0u64);
     let mut failed: Vec<String> = Vec::new();
@@ -517,13 +607,10 @@ fn failed_operations(returns: &BTreeMap<String, BTreeMap<String, u64>>, opts: &R
             "every one of the {all} operations failed ({list}): nothing completed, so this is not a measurement \
              (does the store hold the records this run asks for: the same table, recordcount, insertstart and insertorder as the load?)"
         );
-        opts.events.warning(&e);
-        warnings.push(e.clone());
+        warnings.warn(e.clone());
         return Some(e);
     }
-    let w = format!("{} of {all} operations failed ({list}); the figures count them apart (-FAILED metrics)", all - ok);
-    opts.events.warning(&w);
-    warnings.push(w);
+    warnings.warn(format!("{} of {all} operations failed ({list}); the figures count them apart (-FAILED metrics)", all - ok));
     None
 }
 
