@@ -640,7 +640,9 @@ fn experiment_files() {
              [[workload]]\nlabel = \"b\"\nbonnie = \"-s 4 -n 1 -r 0 -u root\"\n\
              [[workload]]\nlabel = \"i\"\niozone = \"-s 1m -r 64k -i 0 -i 1\"\n\
              [[workload]]\nlabel = \"y\"\nycsb = \"load null -P workloada -p recordcount=10\"\n\
-             [[workload]]\nlabel = \"fb\"\nfilebench = \"varmail\"\nset = {{ nfiles = \"10\" }}\nruntime = 1\n"
+             [[workload]]\nlabel = \"fb\"\nfilebench = \"varmail\"\nset = {{ nfiles = \"10\" }}\nruntime = 1\n\
+             [[workload]]\nlabel = \"q\"\nquick = {{ size = \"1m\", runtime = 1 }}\n\
+             [[workload]]\nlabel = \"r\"\nreplay = \"../../tests/data/replay/small.iolog\"\ntarget = \"disk.img\"\nreads_only = true\n"
         ),
     ));
     let fam = Family {

@@ -69,7 +69,18 @@ enum Command {
 /// The whole command line: the commands above and one subcommand per
 /// workload family.
 fn command() -> clap::Command {
-    crate::frontend::FRONTENDS.iter().fold(Cli::command(), |c, f| c.subcommand(workload::command(*f)))
+    workload_families().fold(Cli::command(), |c, f| c.subcommand(workload::command(f)))
+}
+
+/// The families whose command is a generic workload command (`workload.rs`);
+/// quick and replay have their own above.
+fn workload_families() -> impl Iterator<Item = &'static dyn crate::frontend::Frontend> {
+    crate::frontend::FRONTENDS.iter().copied().filter(|f| !f.own_command())
+}
+
+/// The generic workload command `name` runs, if it is one.
+fn workload_family(name: &str) -> Option<&'static dyn crate::frontend::Frontend> {
+    workload_families().find(|f| f.name() == name)
 }
 
 /// Flags shared by the commands that run a workload.
@@ -121,7 +132,7 @@ pub fn main() -> i32 {
 pub fn lower_only(args: &[String], fresh: &std::path::Path) -> Result<usize, i32> {
     let words = std::iter::once("fsbench".to_string()).chain(args.iter().cloned());
     let m = command().try_get_matches_from(words).map_err(|e| if e.use_stderr() { 2 } else { 0 })?;
-    match m.subcommand().and_then(|(name, sub)| Some((crate::frontend::find(name)?, sub))) {
+    match m.subcommand().and_then(|(name, sub)| Some((workload_family(name)?, sub))) {
         Some((f, sub)) => workload::lower_only(f, sub, fresh),
         None => Err(2),
     }
@@ -140,7 +151,7 @@ fn dispatch() -> i32 {
         }
     };
     if let Some((name, sub)) = matches.subcommand() {
-        if let Some(f) = crate::frontend::find(name) {
+        if let Some(f) = workload_family(name) {
             return workload::run(f, sub);
         }
     }

@@ -1,62 +1,27 @@
 //! `fsbench quick [DIR]`: the one-minute disk check (what CrystalDiskMark and
 //! KDiskMark show), honest about caching: O_DIRECT when the file system
-//! supports it, and a plain statement when it had to fall back.
+//! supports it, and a plain statement when it had to fall back. The tests
+//! and their checks are the `quick` family's (`frontend::quick`), which
+//! experiments run too; here is what a run in DIR adds: the scratch
+//! directory, the O_DIRECT probe, and quick's own report.
 
 use super::exit_code;
 use super::CommonArgs;
-use crate::model::job::{BlockSize, JobSpec, RwKind};
-use crate::model::{Plan, Workload};
+use crate::frontend::quick::{QuickFlags, PREFIX};
 use crate::report::export::{DocKind, Document};
 use crate::runner::{self, RunOptions};
 use clap::Args;
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
-
-/// The layout of quick's table.
-const LAYOUT: &str = "quick";
 
 #[derive(Args, Debug)]
 pub struct QuickArgs {
-    /// Directory to test in; a temporary directory is made inside it and removed afterwards.
-    #[arg(default_value = ".")]
-    dir: PathBuf,
-    /// Size of the test file (k/m/g suffixes, powers of 1024).
-    #[arg(long, default_value = "1g", value_parser = parse_size_arg)]
-    size: u64,
-    /// Seconds per test (7 tests).
-    #[arg(long, default_value_t = 8)]
-    runtime: u64,
-    /// Engine for the queue-depth-32 tests (default: io_uring if the kernel allows it, else libaio).
-    #[arg(long)]
-    qd32_engine: Option<String>,
+    #[command(flatten)]
+    flags: QuickFlags,
     #[command(flatten)]
     common: CommonArgs,
 }
-
-fn parse_size_arg(s: &str) -> Result<u64, String> {
-    crate::units::parse_size(s, 1024)
-}
-
-/// The seven tests, in the order they run and are shown.
-struct Test {
-    label: &'static str,
-    rw: RwKind,
-    bs: u64,
-    qd: u32,
-    fsync: bool,
-}
-
-const TESTS: &[Test] = &[
-    Test { label: "SEQ 1MiB Q8 read", rw: RwKind::Read, bs: 1 << 20, qd: 8, fsync: false },
-    Test { label: "SEQ 1MiB Q8 write", rw: RwKind::Write, bs: 1 << 20, qd: 8, fsync: false },
-    Test { label: "RND 4KiB Q1 read", rw: RwKind::RandRead, bs: 4096, qd: 1, fsync: false },
-    Test { label: "RND 4KiB Q1 write", rw: RwKind::RandWrite, bs: 4096, qd: 1, fsync: false },
-    Test { label: "RND 4KiB Q32 read", rw: RwKind::RandRead, bs: 4096, qd: 32, fsync: false },
-    Test { label: "RND 4KiB Q32 write", rw: RwKind::RandWrite, bs: 4096, qd: 32, fsync: false },
-    Test { label: "4KiB write+fsync", rw: RwKind::Write, bs: 4096, qd: 1, fsync: true },
-];
 
 pub fn run(a: QuickArgs) -> i32 {
     let exporter = match super::exporter_for("quick", &a.common.output_format, DocKind::Run) {
@@ -66,18 +31,18 @@ pub fn run(a: QuickArgs) -> i32 {
     if let Err(code) = super::check_output("quick", &a.common.output) {
         return code;
     }
-    if !a.dir.is_dir() {
-        super::fail(format!("fsbench quick: {} is not a directory", a.dir.display()));
-        return 2;
-    }
-    if a.size < (1 << 20) || a.runtime == 0 {
-        super::fail("fsbench quick: --size must be at least 1m and --runtime at least 1".into());
-        return 2;
-    }
-    let tmp = match tempfile::Builder::new().prefix("fsbench-quick-").tempdir_in(&a.dir) {
+    let recipe = match crate::frontend::quick::lower(&a.flags) {
+        Ok(r) => r,
+        Err(e) => {
+            super::fail(format!("fsbench quick: {e}"));
+            return 2;
+        }
+    };
+    let dir = &a.flags.dir;
+    let tmp = match tempfile::Builder::new().prefix(PREFIX).tempdir_in(dir) {
         Ok(t) => t,
         Err(e) => {
-            super::fail(format!("fsbench quick: cannot create a directory in {}: {e}", a.dir.display()));
+            super::fail(format!("fsbench quick: cannot create a directory in {}: {e}", dir.display()));
             return 1;
         }
     };
@@ -89,36 +54,18 @@ pub fn run(a: QuickArgs) -> i32 {
     if !direct {
         eprintln!(
             "fsbench quick: {} does not support O_DIRECT; falling back to buffered I/O — reads may come from the page cache and writes may only reach memory",
-            a.dir.display()
+            dir.display()
         );
     }
-    let qd_engine = a.qd32_engine.clone().unwrap_or_else(default_async_engine);
-    match crate::model::engine::find(&qd_engine) {
-        None => {
-            super::fail(format!("fsbench quick: unknown engine '{qd_engine}' (have: {})", crate::model::engine::names().join(", ")));
-            return 2;
-        }
-        // A synchronous engine keeps one I/O in flight whatever the depth:
-        // its "Q32" rows would be Q1 rows under a false label.
-        Some(e) if !e.caps.keeps_a_queue() => {
-            let good: Vec<&str> = crate::model::engine::ENGINES.iter().filter(|e| e.caps.keeps_a_queue()).map(|e| e.name).collect();
-            super::fail(format!(
-                "fsbench quick: --qd32-engine {qd_engine} cannot keep 32 I/Os in flight to a disk; the queue-depth tests need one of: {}",
-                good.join(", ")
-            ));
-            return 2;
-        }
-        Some(_) => {}
-    }
-    let file = tmp.path().join("fsbench-quick.dat");
-    let jobs: Vec<JobSpec> = TESTS.iter().map(|t| job(t, &file, a.size, a.runtime, direct, &qd_engine)).collect();
+    let plan = recipe.plan_in(tmp.path(), direct);
     eprintln!(
-        "fsbench quick: {} tests x {} s on a {} file in {} ({}, QD>1 via {qd_engine})",
-        TESTS.len(),
-        a.runtime,
-        crate::report::format::bytes(a.size),
-        a.dir.display(),
-        if direct { "O_DIRECT" } else { "buffered" }
+        "fsbench quick: {} tests x {} s on a {} file in {} ({}, QD>1 via {})",
+        recipe.tests(),
+        recipe.runtime,
+        crate::report::format::bytes(recipe.size),
+        dir.display(),
+        if direct { "O_DIRECT" } else { "buffered" },
+        recipe.qd32_engine
     );
     let opts = RunOptions {
         cache_controlled: false,
@@ -129,7 +76,7 @@ pub fn run(a: QuickArgs) -> i32 {
         events: std::sync::Arc::new(super::events::Terminal::new(super::want_progress(&a.common))),
         command: std::env::args().collect(),
     };
-    let result = match runner::execute(&Plan::new(Workload::Jobs(jobs), LAYOUT), &opts, &mut |_| {}) {
+    let result = match runner::execute(&plan, &opts, &mut |_| {}) {
         Ok(r) => r,
         Err(e) => {
             super::fail(format!("fsbench quick: error: {e}"));
@@ -141,32 +88,6 @@ pub fn run(a: QuickArgs) -> i32 {
         return code;
     }
     exit_code(&result, opts.stop.load(Ordering::Relaxed))
-}
-
-fn job(t: &Test, file: &Path, size: u64, runtime: u64, direct: bool, qd_engine: &str) -> JobSpec {
-    let mut j = JobSpec::new(t.label);
-    j.filenames = vec![file.to_path_buf()];
-    j.size = Some(size);
-    j.rw = t.rw;
-    j.bs = [BlockSize::Fixed(t.bs), BlockSize::Fixed(t.bs)];
-    j.iodepth = t.qd;
-    j.ioengine = if t.qd > 1 { qd_engine.to_string() } else { "psync".to_string() };
-    j.direct = direct;
-    j.runtime = Some(Duration::from_secs(runtime));
-    j.time_based = true;
-    j.stonewall = true;
-    j.fsync = t.fsync as u32;
-    // Random writes wander over the whole file; a fresh permutation per pass
-    // costs nothing and avoids rewriting hot blocks.
-    j.norandommap = false;
-    j
-}
-
-pub(super) fn default_async_engine() -> String {
-    match io_uring::IoUring::new(2) {
-        Ok(_) => "io_uring".into(),
-        Err(_) => "libaio".into(),
-    }
 }
 
 /// Can a file in `dir` be opened with O_DIRECT and written with it?

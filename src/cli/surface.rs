@@ -77,7 +77,7 @@ fn plan(a: &SurfaceArgs) -> Result<ReplayPlan, String> {
         return Err(format!("--chunk {}: expected a positive multiple of 4 KiB", a.chunk));
     }
     let chunk = u32::try_from(a.chunk).map_err(|_| format!("--chunk {}: at most 4 GiB - 4 KiB", a.chunk))?;
-    let size = crate::runner::replay::target_bytes(dev)?;
+    let size = crate::host::blockdev::addressable_bytes(dev)?;
     let zone_len = size / a.zones as u64;
     let need = a.chunk * a.chunks_per_zone as u64;
     if zone_len < need {
@@ -103,7 +103,7 @@ fn plan(a: &SurfaceArgs) -> Result<ReplayPlan, String> {
         ios: Arc::new(ios),
         speed: Speed::Max,
         depth: 1,
-        engine: super::replay::engine(a.engine.as_deref())?,
+        engine: crate::frontend::replay::lower::engine(a.engine.as_deref(), crate::frontend::replay::lower::Spelling::Flags)?,
         source: format!("surface scan, {} zones x {} chunks of {} bytes", a.zones, a.chunks_per_zone, a.chunk),
         write: a.write,
         surface: Some(Surface { zones: a.zones, chunks_per_zone: a.chunks_per_zone, chunk: a.chunk, device_bytes: size }),

@@ -18,6 +18,7 @@ pub mod fio;
 pub mod getopt;
 pub mod iozone;
 pub mod postmark;
+pub mod quick;
 pub mod replay;
 pub mod suggest;
 pub mod ycsb;
@@ -31,7 +32,7 @@ use std::sync::Arc;
 
 /// Every workload family fsbench reads.
 pub static FRONTENDS: &[&dyn Frontend] =
-    &[&fio::Fio, &filebench::Filebench, &postmark::Postmark, &iozone::Iozone, &bonnie::Bonnie, &ycsb::Ycsb];
+    &[&fio::Fio, &filebench::Filebench, &postmark::Postmark, &iozone::Iozone, &bonnie::Bonnie, &ycsb::Ycsb, &quick::Quick, &replay::Replay];
 
 pub fn find(name: &str) -> Option<&'static dyn Frontend> {
     FRONTENDS.iter().copied().find(|f| f.name() == name)
@@ -113,6 +114,14 @@ pub trait Frontend: Sync {
     /// The subcommand with the family's own arguments; the CLI adds the
     /// flags every workload command has (output, repeats, environment).
     fn command(&self) -> clap::Command;
+    /// The CLI has a command of its own for the family (`cli::quick`,
+    /// `cli::replay`), built on `command` and `lower_cli` but doing what
+    /// comes before or instead of a run (quick's scratch directory and
+    /// O_DIRECT probe, replay's `--to-iolog`), and with the flags it always
+    /// had: the generic workload commands leave the family out.
+    fn own_command(&self) -> bool {
+        false
+    }
     /// The family takes its tool's own `--key=value` options: the CLI hands
     /// it every argument that is not one of fsbench's flags, unparsed.
     fn raw_args(&self) -> bool {

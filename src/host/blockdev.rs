@@ -173,6 +173,22 @@ pub fn parse_devnum(s: &str) -> Option<(u32, u32)> {
     Some((a.parse().ok()?, b.parse().ok()?))
 }
 
+/// Bytes an I/O may address on `path`: a block device's size, a regular
+/// file's length; anything else is refused (a replay's target).
+pub fn addressable_bytes(path: &Path) -> Result<u64, String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if meta.file_type().is_block_device() {
+        let (ma, mi) = (dev_major(meta.rdev()), dev_minor(meta.rdev()));
+        BlockDev::from_devnum(ma, mi)
+            .and_then(|d| d.size_bytes())
+            .ok_or_else(|| format!("{}: block device {ma}:{mi} has no size in /sys/dev/block", path.display()))
+    } else if meta.is_file() {
+        Ok(meta.len())
+    } else {
+        Err(format!("{}: neither a block device nor a regular file", path.display()))
+    }
+}
+
 /// Major number of a `dev_t` (glibc encoding).
 pub fn dev_major(dev: u64) -> u32 {
     (((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff)) as u32

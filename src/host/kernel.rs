@@ -1,5 +1,5 @@
-//! The running kernel: uname(2) (hostname, release, version) and the
-//! clock source in use.
+//! The running kernel: uname(2) (hostname, release, version), the
+//! clock source in use, and whether it lets this process use io_uring.
 
 use super::read_trim;
 
@@ -24,6 +24,13 @@ pub fn uname() -> (String, String) {
 /// empty when it cannot be read.
 pub fn clocksource() -> String {
     read_trim("/sys/devices/system/clocksource/clocksource0/current_clocksource").unwrap_or_default()
+}
+
+/// Whether this process may set up an io_uring: the kernel may lack it,
+/// disable it (`kernel.io_uring_disabled`) or a seccomp filter refuse it,
+/// so it is tried rather than read from a setting.
+pub fn io_uring_allowed() -> bool {
+    io_uring::IoUring::new(2).is_ok()
 }
 
 #[cfg(test)]

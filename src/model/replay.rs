@@ -116,6 +116,78 @@ impl ReplayPlan {
     }
 }
 
+/// What to do with an I/O that ends past the target's end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BeyondEnd {
+    /// Refuse the replay before any I/O.
+    Error,
+    /// Its offset modulo the target's size.
+    Wrap,
+    /// Leave it out.
+    Skip,
+}
+
+impl BeyondEnd {
+    pub const NAMES: [&'static str; 3] = ["error", "wrap", "skip"];
+
+    pub fn parse(s: &str) -> Option<BeyondEnd> {
+        match s {
+            "error" => Some(BeyondEnd::Error),
+            "wrap" => Some(BeyondEnd::Wrap),
+            "skip" => Some(BeyondEnd::Skip),
+            _ => None,
+        }
+    }
+}
+
+/// The first I/O that does not fit in `size` bytes, as an error naming it.
+pub fn check_fits(ios: &[TraceIo], size: u64, target: &Path) -> Result<(), String> {
+    match ios.iter().enumerate().find(|(_, io)| io.offset + io.len as u64 > size) {
+        None => Ok(()),
+        Some((i, io)) => Err(format!(
+            "I/O #{} ({} of {} bytes at byte {}) ends past the end of {} ({size} bytes); nothing was issued",
+            i + 1,
+            io.dir.name(),
+            io.len,
+            io.offset,
+            target.display()
+        )),
+    }
+}
+
+/// The I/Os fitted to a target of `size` bytes as `how` says, what was
+/// done noted; `option` is how the user spelled the choice
+/// (`--beyond-end`, `beyond_end`), for the notes and errors.
+pub fn fit(ios: &mut Vec<TraceIo>, size: u64, target: &Path, how: BeyondEnd, option: &str, notes: &mut Vec<String>) -> Result<(), String> {
+    match how {
+        BeyondEnd::Wrap => {
+            let mut wrapped = 0;
+            for io in ios.iter_mut().filter(|io| io.offset + io.len as u64 > size) {
+                if io.len as u64 > size {
+                    return Err(format!("{option} wrap: an I/O of {} bytes is larger than {} ({size} bytes)", io.len, target.display()));
+                }
+                // Sector-aligned, so O_DIRECT still takes it.
+                io.offset = (io.offset % (size - io.len as u64 + 1)) / 512 * 512;
+                wrapped += 1;
+            }
+            if wrapped > 0 {
+                notes.push(format!("{option} wrap: {wrapped} I/Os past the end of the target wrapped to its start"));
+            }
+        }
+        BeyondEnd::Skip => {
+            let before = ios.len();
+            ios.retain(|io| io.offset + io.len as u64 <= size);
+            if ios.len() < before {
+                notes.push(format!("{option} skip: {} I/Os past the end of the target left out", before - ios.len()));
+            }
+        }
+        BeyondEnd::Error => {
+            check_fits(ios, size, target).map_err(|e| format!("{e}; {option} wrap|skip to replay it anyway"))?;
+        }
+    }
+    Ok(())
+}
+
 impl super::Shape for ReplayPlan {
     /// A file's directory; none for a device, whose node directory is no
     /// place for a background load's files.

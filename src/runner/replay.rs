@@ -7,10 +7,10 @@
 //! per I/O.
 
 use crate::environment::safety::check_device_usable;
-use crate::host::blockdev::{dev_major, dev_minor, BlockDev};
+use crate::host::blockdev::addressable_bytes as target_bytes;
 use crate::ioengine::{Completion, EngineBuf, EngineConfig, EngineFile, IoEngine, IoOp, IoUnit, Queued};
 use crate::model::job::EngineOptions;
-use crate::model::replay::{Dir, ReplayPlan, Speed, TraceIo};
+use crate::model::replay::{check_fits, Dir, ReplayPlan, Speed, TraceIo};
 use crate::result::replay::{ReplayDetails, SurfaceDetails, ZoneStat};
 use crate::result::{GroupResult, JobResult, OpClass, OpStats, RunResult, Timeline};
 use crate::runner::buffers::Buffers;
@@ -19,7 +19,7 @@ use crate::runner::lifecycle::{self, Finished, OneGroup};
 use crate::runner::{RunError, RunOptions};
 use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -30,37 +30,6 @@ const LATE: Duration = Duration::from_millis(1);
 /// While I/Os are in flight and the next is not due, completions are
 /// looked for this often: their latencies are that coarse then.
 const POLL: Duration = Duration::from_micros(20);
-
-/// Bytes a replay may address on `path`: a block device's size, a regular
-/// file's length; anything else is refused.
-pub fn target_bytes(path: &Path) -> Result<u64, String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    if meta.file_type().is_block_device() {
-        let (ma, mi) = (dev_major(meta.rdev()), dev_minor(meta.rdev()));
-        BlockDev::from_devnum(ma, mi)
-            .and_then(|d| d.size_bytes())
-            .ok_or_else(|| format!("{}: block device {ma}:{mi} has no size in /sys/dev/block", path.display()))
-    } else if meta.is_file() {
-        Ok(meta.len())
-    } else {
-        Err(format!("{}: neither a block device nor a regular file", path.display()))
-    }
-}
-
-/// The first I/O that does not fit in `size` bytes, as an error naming it.
-pub fn check_fits(ios: &[TraceIo], size: u64, target: &Path) -> Result<(), String> {
-    match ios.iter().enumerate().find(|(_, io)| io.offset + io.len as u64 > size) {
-        None => Ok(()),
-        Some((i, io)) => Err(format!(
-            "I/O #{} ({} of {} bytes at byte {}) ends past the end of {} ({size} bytes); nothing was issued",
-            i + 1,
-            io.dir.name(),
-            io.len,
-            io.offset,
-            target.display()
-        )),
-    }
-}
 
 /// Run the plan through the one-group lifecycle.
 pub(crate) fn run_plan(

@@ -1,9 +1,15 @@
-//! A captured trace as a replay's list of I/Os: blktrace's per-CPU files
-//! (`blktrace`) or a fio iolog (`iolog`, which also writes one). The CLI
-//! turns the list into a `model::replay::ReplayPlan`.
+//! Replay as a workload family (`family`): a captured trace as a replay's
+//! list of I/Os, from blktrace's per-CPU files (`blktrace`) or a fio iolog
+//! (`iolog`, which also writes one), lowered into a
+//! `model::replay::ReplayPlan` (`lower`) for `fsbench replay` and for an
+//! experiment alike.
 
 pub mod blktrace;
+pub mod family;
 pub mod iolog;
+pub mod lower;
+
+pub use family::Replay;
 
 use crate::model::replay::TraceIo;
 use std::path::Path;
@@ -42,3 +48,6 @@ fn read_regular(path: &Path) -> Result<Vec<u8>, String> {
     }
     std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
 }
+
+#[cfg(test)]
+mod tests;
