@@ -110,7 +110,7 @@ pub(crate) fn envelope(
     jobs: Vec<JobResult>,
     groups: Vec<GroupResult>,
     targets: &[PathBuf],
-    warnings: Vec<String>,
+    warnings: Vec<crate::result::warning::Warning>,
     partial: bool,
 ) -> RunResult {
     let refs: Vec<&Path> = targets.iter().map(|p| p.as_path()).collect();

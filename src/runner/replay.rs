@@ -12,6 +12,7 @@ use crate::ioengine::{Completion, EngineBuf, EngineConfig, EngineFile, IoEngine,
 use crate::model::job::EngineOptions;
 use crate::model::replay::{Dir, ReplayPlan, Speed, TraceIo};
 use crate::result::replay::{ReplayDetails, SurfaceDetails, ZoneStat};
+use crate::result::warning::{Code, Warning};
 use crate::result::{JobResult, OpClass, OpStats, RunResult, Timeline};
 use crate::runner::buffers::Buffers;
 use crate::runner::events::Expected;
@@ -92,7 +93,8 @@ pub(crate) fn run_plan(
     let mut warnings = Vec::new();
     let (file, direct) = open_target(&plan.target, modifies)?;
     if !direct {
-        warnings.push(format!("{t} refuses O_DIRECT: I/O is buffered, and reads may come from the page cache"));
+        warnings
+            .push(Warning::new(Code::NoODirect, format!("{t} refuses O_DIRECT: I/O is buffered, and reads may come from the page cache")));
     }
     let depth = plan.depth as usize;
     let Some(imp) = crate::ioengine::find(&plan.engine) else {

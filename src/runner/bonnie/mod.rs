@@ -38,6 +38,7 @@ use crate::measure::usage::UsageMark;
 use crate::model::bonnie::FileKind;
 use crate::model::bonnie::{BonniePlan, Seed, SemaphoreSet, SyncMode, Test};
 use crate::result::bonnie::{BonnieDetails, PhaseFigure};
+use crate::result::warning::{Code, Warning};
 use crate::result::{GroupResult, Headline, JobResult, OpClass, OpStats, RunResult};
 use crate::runner::events::{Events, Expected, Meter, Warnings};
 use crate::runner::rng::Rng;
@@ -327,7 +328,7 @@ pub(crate) fn run_plan(
     }
     let mut warnings = Warnings::new(&*opts.events);
     if let Some(w) = cache_warning(plan) {
-        warnings.warn(w);
+        warnings.warn(Warning::new(Code::WorkingSetFitsInRam, w));
     }
     before_measure(&[]);
     let window = Window::open(opts, "bonnie", &Expected { bytes: expected_bytes(plan), ..Default::default() }, &dirs);
@@ -370,7 +371,7 @@ fn result(
     started_unix: u64,
     outcome: Outcome,
     group: GroupResult,
-    (dirs, warnings): (&[PathBuf], Vec<String>),
+    (dirs, warnings): (&[PathBuf], Vec<Warning>),
 ) -> Result<RunResult, RunError> {
     let elapsed_ns = group.elapsed_ns;
     let figures: Vec<PhaseFigure> = outcome.phases.iter().map(|p| p.figure.clone()).collect();

@@ -31,6 +31,7 @@ use crate::environment::lock::{lock_path, Lock, LockError};
 use crate::environment::space::Need;
 use crate::model::iozone::{Column, IozonePlan, Test};
 use crate::result::iozone::{CellFigure, IozoneDetails};
+use crate::result::warning::{Code, Warning};
 use crate::result::{Headline, JobResult, OpClass, OpStats, RunResult};
 use crate::runner::buffers::Buffers;
 use crate::runner::events::{Events, Expected, Meter, Warnings};
@@ -477,7 +478,7 @@ pub(crate) fn run_plan(
     let _locks = lock_dirs(plan, &dirs)?;
     let mut warnings = Warnings::new(&*opts.events);
     if let Some(w) = cache_warning(plan, files.len() as u64) {
-        warnings.warn(w);
+        warnings.warn(Warning::new(Code::WorkingSetFitsInRam, w));
     }
     // Test 0 makes the files inside the measured run: none exist before.
     before_measure(&[]);

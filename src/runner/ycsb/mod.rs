@@ -14,6 +14,7 @@ use crate::environment::cleanup::{self, Token};
 use crate::kvstore::{self, Status, StoreConfig};
 use crate::model::store;
 use crate::model::ycsb::{Interval, Measurement, Phase, YcsbPlan};
+use crate::result::warning::{Code, Warning};
 use crate::result::ycsb::YcsbDetails;
 use crate::result::{Headline, JobResult, OpClass, OpStats, RunResult};
 use crate::runner::events::Expected;
@@ -60,11 +61,14 @@ pub(crate) fn run_plan(
     let mut warnings = Vec::new();
     let shared_device = plan.store.dir.as_deref().and_then(crate::environment::safety::shared_device);
     if let (Some(why), Some(d)) = (&shared_device, &plan.store.dir) {
-        let w = format!(
-            "{}.dir={}: {why}: the device's bytes and the write amplification count that I/O too and are upper bounds, \
+        let w = Warning::new(
+            Code::DeviceShared,
+            format!(
+                "{}.dir={}: {why}: the device's bytes and the write amplification count that I/O too and are upper bounds, \
              not the store's own (a store on a device of its own, such as an experiment's managed target, gives its own)",
-            desc.name,
-            d.display()
+                desc.name,
+                d.display()
+            ),
         );
         opts.events.warning(&w);
         warnings.push(w);
@@ -153,7 +157,10 @@ pub(crate) fn run_plan(
     let group = window.close(opts);
     let error = outcomes.iter().find_map(|o| o.error.clone()).or(closed.err());
     if let Some(e) = outcomes.iter().find_map(|o| o.first_op_error.clone()) {
-        let w = format!("the store answered ERROR (counted as Return=ERROR, as YCSB does); the first: {e}");
+        let w = Warning::new(
+            Code::OperationsFailed,
+            format!("the store answered ERROR (counted as Return=ERROR, as YCSB does); the first: {e}"),
+        );
         opts.events.warning(&w);
         warnings.push(w);
     }
@@ -383,7 +390,7 @@ struct Run {
     partial: bool,
     error: Option<String>,
     store_counters: BTreeMap<String, u64>,
-    warnings: Vec<String>,
+    warnings: Vec<Warning>,
     shared_device: Option<String>,
 }
 
@@ -493,7 +500,7 @@ fn result(plan: &YcsbPlan, opts: &RunOptions, layout: &str, started_unix: u64, r
 /// none did, the run measured nothing that completed and is failed (its
 /// error returned): a `run` whose every read is NOT_FOUND ran against
 /// records that are not there.
-fn failed_operations(returns: &BTreeMap<String, BTreeMap<String, u64>>, opts: &RunOptions, warnings: &mut Vec<String>) -> Option<String> {
+fn failed_operations(returns: &BTreeMap<String, BTreeMap<String, u64>>, opts: &RunOptions, warnings: &mut Vec<Warning>) -> Option<String> {
     let ops = [Metric::Read, Metric::Update, Metric::Insert, Metric::Scan];
     let (mut ok, mut all) = (0u64, 0u64);
     let mut failed: Vec<String> = Vec::new();
@@ -517,11 +524,15 @@ fn failed_operations(returns: &BTreeMap<String, BTreeMap<String, u64>>, opts: &R
             "every one of the {all} operations failed ({list}): nothing completed, so this is not a measurement \
              (does the store hold the records this run asks for: the same table, recordcount, insertstart and insertorder as the load?)"
         );
-        opts.events.warning(&e);
-        warnings.push(e.clone());
+        let w = Warning::new(Code::OperationsFailed, e.clone());
+        opts.events.warning(&w);
+        warnings.push(w);
         return Some(e);
     }
-    let w = format!("{} of {all} operations failed ({list}); the figures count them apart (-FAILED metrics)", all - ok);
+    let w = Warning::new(
+        Code::OperationsFailed,
+        format!("{} of {all} operations failed ({list}); the figures count them apart (-FAILED metrics)", all - ok),
+    );
     opts.events.warning(&w);
     warnings.push(w);
     None
