@@ -7,7 +7,7 @@
 
 use crate::model::experiment::Order;
 use crate::result::experiment::{Cell, ExperimentRun};
-use crate::result::warning::{few, few_of, Code, Warning, FEW};
+use crate::result::warning::{few_of, Code, Warning, FEW};
 use crate::stats::design::{Design, RoundValue, RunLoad};
 use crate::stats::factors::{compare_factors, FactorReport, Levels};
 use crate::stats::metrics::{collect, CV_WARN};
@@ -328,7 +328,7 @@ pub fn summarize_experiment(name: &str, runs: &[ExperimentRun], planned: usize) 
             CV_WARN * 100.0,
             unsteady.len(),
             cells.len(),
-            few(&listed),
+            few_of(&listed, 1, 40, ", "),
             worst[0].0,
             worst[0].1 * 100.0
         );
