@@ -677,3 +677,34 @@ fn intervals_of_non_negative_figures_stop_at_zero_everywhere() {
     let report = String::from_utf8_lossy(&o.stdout);
     assert_eq!(report.lines().filter(|l| l.contains("the repeats disagree")).count(), 1, "{report}");
 }
+
+#[test]
+fn a_warning_every_cell_gives_is_printed_once_for_the_experiment() {
+    // Two workloads × two repeats, every run with the same job 'q' whose
+    // iodepth does nothing with psync: one line on stderr, at the first
+    // cell; every run's file keeps it with its code.
+    let work = disk_tempdir();
+    let q = r#"["--name=q", "--rw=randread", "--bs=4k", "--iodepth=8", "--ioengine=psync""#;
+    let exp = write_exp(
+        work.path(),
+        &format!(
+            "name = \"once\"\nrepeat = 2\n[[target]]\nlabel = \"d\"\ndirectory = \"{}\"\n\
+             [[workload]]\nlabel = \"a\"\nargs = {q}, \"--size=256k\"]\n[[workload]]\nlabel = \"b\"\nargs = {q}, \"--size=512k\"]\n",
+            work.path().display()
+        ),
+    );
+    let out = work.path().join("out");
+    let o = fsbench().args(["experiment", exp.to_str().unwrap(), "--out", out.to_str().unwrap(), "--no-progress"]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("fsbench: warning[iodepth-no-effect]: ")).collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(lines[0].contains("__warm__none: job 'q': iodepth=8 has no effect"), "{err}");
+    let runs = run_files(&out);
+    assert_eq!(runs.len(), 4, "{runs:?}");
+    for r in runs {
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("runs").join(&r)).unwrap()).unwrap();
+        let w = v["result"]["warnings"].as_array().unwrap();
+        assert!(w.iter().any(|w| w["code"] == "iodepth-no-effect"), "{r}: {w:?}");
+    }
+}

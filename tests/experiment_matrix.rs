@@ -16,7 +16,7 @@ fn delalloc_study_flags_only_the_non_allocating_workloads() {
     let exp = shipped("seed-002.toml");
     let w = allocation_warnings(&exp);
     let flagged: Vec<&str> =
-        exp.workloads.iter().map(|w| w.label.as_str()).filter(|l| w.iter().any(|x| x.contains(&format!("'{l}'")))).collect();
+        exp.workloads.iter().map(|w| w.label.as_str()).filter(|l| w.iter().any(|x| x.message.contains(&format!("'{l}'")))).collect();
     // The seed's sections are O_DIRECT into a laid-out file; YCSB C only
     // reads: the allocation settings cannot change what they do.
     let seed: Vec<String> =

@@ -272,8 +272,41 @@ fn json_stays_valid_when_there_are_warnings() {
     assert_eq!(v["schema"], "fsbench-result/2");
     assert_eq!(v["layout"], "fio");
     assert_eq!(v["jobs"][0]["ops"][0]["class"], "data_read");
-    assert!(v["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains("iodepth")));
+    assert!(v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["code"] == "iodepth-no-effect" && w["message"].as_str().unwrap().contains("iodepth")));
     assert!(v["system"]["kernel"].as_str().unwrap().len() > 3);
+}
+
+#[test]
+fn a_warning_every_repeat_gives_is_printed_once() {
+    // Each of the three runs warns that iodepth does nothing with psync,
+    // and the 64 KiB working set fits in RAM: each warning once on stderr,
+    // with its code, and in every run's JSON.
+    let dir = disk_tempdir();
+    let out = fsbench()
+        .args(["fio", "--name=q", "--rw=randread", "--bs=4k", "--size=64k", "--iodepth=16", "--ioengine=psync", "--repeat=3"])
+        .arg(format!("--directory={}", s(dir.path())))
+        .args(["--output-format=json", "--no-progress"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let lines = |code: &str| err.lines().filter(|l| l.starts_with(&format!("fsbench: warning[{code}]: "))).count();
+    assert_eq!(lines("iodepth-no-effect"), 1, "{err}");
+    assert!(lines("working-set-fits-in-ram") <= 1, "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is pure JSON");
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 3, "{v}");
+    for r in runs {
+        assert!(r["warnings"].as_array().unwrap().iter().any(|w| w["code"] == "iodepth-no-effect"), "{}", r["warnings"]);
+    }
+    // No line of the warnings is long.
+    for l in err.lines().filter(|l| l.starts_with("fsbench: warning[")) {
+        assert!(l.chars().count() <= 300, "{} chars: {l}", l.chars().count());
+    }
 }
 
 #[test]

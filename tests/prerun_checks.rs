@@ -341,9 +341,9 @@ fn every_warning_of_the_document_is_also_on_stderr() {
     assert!(out.status.success(), "{}", stderr(&out));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let e = stderr(&out);
-    let mut all: Vec<String> = v["warnings"].as_array().unwrap().iter().map(|w| w.as_str().unwrap().to_string()).collect();
+    let mut all: Vec<String> = v["warnings"].as_array().unwrap().iter().map(|w| w["message"].as_str().unwrap().to_string()).collect();
     for r in v["runs"].as_array().unwrap() {
-        all.extend(r["warnings"].as_array().unwrap().iter().map(|w| w.as_str().unwrap().to_string()));
+        all.extend(r["warnings"].as_array().unwrap().iter().map(|w| w["message"].as_str().unwrap().to_string()));
     }
     assert!(!all.is_empty(), "a buffered 256 KiB working set is warned about");
     for w in &all {

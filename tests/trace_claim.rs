@@ -353,7 +353,7 @@ fn a_setting_that_cannot_be_put_back_is_a_warning_not_a_failed_run() {
             let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
             assert!(v["failed"].is_null(), "{}", v["failed"]);
             let warnings = v["warnings"].as_array().unwrap();
-            assert!(warnings.iter().any(|w| w.as_str().unwrap().contains("could not restore the tracer")), "{warnings:?}");
+            assert!(warnings.iter().any(|w| w["message"].as_str().unwrap().contains("could not restore the tracer")), "{warnings:?}");
         }
         assert_eq!(read("current_tracer"), "blk", "{what}: left changed while the reader is there");
         drop(reader);

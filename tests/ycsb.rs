@@ -494,7 +494,15 @@ fn a_store_on_the_root_file_systems_device_is_flagged_shared() {
     assert!(!text.contains("[FSBENCH], WriteAmplification, "), "{text}");
     let json = ycsb(&["load", "fjall", "-P", "workloada", "-p", "recordcount=100", "-p", &dirp, "--output-format=json"]);
     let v: Value = serde_json::from_str(&ok(&json)).unwrap();
-    assert!(v["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains("root file system")), "{}", v["warnings"]);
+    assert!(
+        v["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["code"] == "device-shared" && w["message"].as_str().unwrap().contains("root file system")),
+        "{}",
+        v["warnings"]
+    );
     assert!(v["jobs"][0]["details"]["shared_device"].is_string());
 }
 

@@ -15,6 +15,7 @@
 
 use crate::report::export::{DocKind, Document};
 use crate::result::load::{load_side, Side};
+use crate::result::warning::{Code, Warning};
 use crate::stats::compare::{compare_sides, SideInfo};
 use clap::Args;
 use std::path::PathBuf;
@@ -62,16 +63,16 @@ pub fn run(a: CompareArgs) -> i32 {
     for (label, side) in [("A", &mut sa), ("B", &mut sb)] {
         for (f, r) in side.files.iter().zip(&side.runs) {
             if r.partial {
-                early.push(format!("{label}: {} was interrupted; its figures cover what ran", f.display()));
+                early.push(Warning::new(Code::PartialRun, format!("{label}: {} was interrupted; its figures cover what ran", f.display())));
             }
             if let Some(e) = &r.failed {
-                early.push(format!("{label}: {} FAILED ({e}): left out", f.display()));
+                early.push(Warning::new(Code::RunFailed, format!("{label}: {} FAILED ({e}): left out", f.display())));
             }
         }
         side.runs.retain(|r| r.failed.is_none());
         if side.runs.is_empty() {
             for w in &early {
-                eprintln!("fsbench compare: warning: {w}");
+                eprintln!("fsbench compare: {}", w.line());
             }
             super::fail(format!("fsbench compare: {label} ({}): every run FAILED; nothing to compare", side.path.display()));
             return 2;

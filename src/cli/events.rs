@@ -2,6 +2,7 @@
 //! and while a measured window is open a progress line (only when a person
 //! is watching both streams; stdout carries the report).
 
+use crate::result::warning::{Code, Warning};
 use crate::runner::events::{Events, Expected, Meter};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::BTreeSet;
@@ -45,27 +46,42 @@ impl Terminal {
     }
 }
 
-/// The warnings already on stderr, so that a document's warnings repeated
-/// at its end are printed once.
-fn printed() -> std::sync::MutexGuard<'static, BTreeSet<String>> {
-    static PRINTED: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+/// The warnings already on stderr (code and message, without the place
+/// that said them), so that each is printed once per process: once per
+/// run, however many repeats or cells say it, and not again when a
+/// document repeats its warnings at its end.
+fn printed() -> std::sync::MutexGuard<'static, BTreeSet<(Code, String)>> {
+    static PRINTED: Mutex<BTreeSet<(Code, String)>> = Mutex::new(BTreeSet::new());
     PRINTED.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Print on stderr the warnings not printed yet.
-pub fn echo_warnings(warnings: &[String]) {
-    let mut seen = printed();
+/// Whether `w` is new to stderr (and from now on, not).
+fn first_time(w: &Warning) -> bool {
+    printed().insert((w.code, w.message.clone()))
+}
+
+/// Print on stderr the warnings not printed yet. An experiment's summary
+/// restates its runs' warnings with the cells they concern before them
+/// ("CELL, CELL: MESSAGE"): one already printed is not printed again.
+pub fn echo_warnings(warnings: &[Warning]) {
     for w in warnings {
-        if seen.insert(w.clone()) {
-            eprintln!("fsbench: warning: {w}");
+        let restated = printed().iter().any(|(code, m)| *code == w.code && w.message.ends_with(&format!(": {m}")));
+        if !restated && first_time(w) {
+            eprintln!("fsbench: {}", w.line());
         }
     }
 }
 
 impl Events for Terminal {
-    fn warning(&self, text: &str) {
-        printed().insert(text.to_string());
-        self.line(&format!("fsbench: warning: {text}"));
+    fn warning(&self, w: &Warning) {
+        if first_time(w) {
+            self.line(&format!("fsbench: {}", w.line()));
+        }
+    }
+    fn warning_at(&self, place: &str, w: &Warning) {
+        if first_time(w) {
+            self.line(&format!("fsbench: {}", w.at(place).line()));
+        }
     }
     fn note(&self, text: &str) {
         self.line(text);

@@ -121,9 +121,7 @@ pub fn run_cmd(a: ExperimentArgs) -> i32 {
     };
     eprintln!("fsbench: experiment '{}' → {}", exp.name, out.display());
     let alloc_warnings = crate::runner::experiment::allocation_warnings(&exp);
-    for w in &alloc_warnings {
-        eprintln!("fsbench: warning: {w}");
-    }
+    super::events::echo_warnings(&alloc_warnings);
     let outcome = run(&exp, &opts);
     crate::environment::cleanup::run_all();
     if let Err(e) = &outcome {

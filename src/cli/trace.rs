@@ -214,7 +214,7 @@ fn tell(report: &TraceReport, status_line: Option<String>) {
         eprintln!("fsbench trace: note: {n}");
     }
     for w in &captured.warnings {
-        eprintln!("fsbench trace: warning: {}", w.strip_prefix("trace: ").unwrap_or(w));
+        eprintln!("fsbench trace: warning[{}]: {}", w.code, w.message.strip_prefix("trace: ").unwrap_or(&w.message));
     }
     if let Some(s) = status_line {
         eprintln!("fsbench trace: {s}");

@@ -22,6 +22,7 @@ use crate::host::process::{self, ProcessId};
 use crate::observe::trace::capture::tracefs::{Tracefs, Undo};
 use crate::observe::trace::capture::{self, Capture, CaptureError, Hooks, Method, NoHooks, StopResult, TraceRequest};
 use crate::observe::trace::record::RecordSink;
+use crate::result::warning::{Code, Warning};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -100,7 +101,7 @@ impl TraceSession {
                         _ => t.forget(),
                     }
                 }
-                captured.warnings = still.iter().map(|(u, e)| restore_warning(u, e)).collect();
+                captured.warnings = still.iter().map(|(u, e)| Warning::new(Code::TraceNotRestored, restore_warning(u, e))).collect();
                 Ok((captured, sink))
             }
             // Try each step again; what still fails is printed.

@@ -22,6 +22,7 @@ pub mod recipe;
 pub mod replay;
 pub mod store;
 pub mod verify;
+pub mod warning;
 pub mod ycsb;
 
 use std::path::PathBuf;

@@ -3,6 +3,7 @@
 //! experiment runner turns one into a `Plan` for each target, without
 //! knowing which tool's syntax it came from.
 
+use super::warning::Warning;
 use super::Plan;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -22,7 +23,7 @@ pub struct Placement<'a> {
 #[derive(Debug)]
 pub struct Lowered {
     pub plan: Plan,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
 }
 
 /// Why a recipe could not become a plan for a target.

@@ -87,7 +87,7 @@ pub fn table(doc: &ComparisonDoc) -> String {
     }
     let notes: Vec<String> =
         cs.iter().filter(|c| c.tested()).filter_map(|c| c.note.as_ref().map(|n| format!("{}: {n}", c.metric))).collect();
-    let notice = doc.no_spread_notice();
+    let notice: Vec<String> = doc.no_spread_notice().into_iter().map(|w| w.message).collect();
     if !notes.is_empty() || !notice.is_empty() {
         out.push('\n');
     }

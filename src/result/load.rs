@@ -358,4 +358,41 @@ mod side_tests {
         assert_eq!(names, ["a.json", "b.json", "c.json"]);
         assert_eq!(s.runs[0].jobs[0].ops[0].ops, 10);
     }
+
+    #[test]
+    fn old_results_with_string_warnings_load_as_unclassified() {
+        use crate::result::experiment::{Cell, ExperimentRun, RUN_SCHEMA};
+        use crate::result::warning::{Code, Warning};
+        let old = |message: &str| Warning { code: Code::Unclassified, message: message.into(), details: Vec::new() };
+        // A run file as `compare` reads it.
+        let dir = tempfile::tempdir().unwrap();
+        let mut v = serde_json::to_value(simple(10)).unwrap();
+        v["warnings"] = serde_json::json!(["a warning from before codes", {"code": "no-o-direct", "message": "typed"}]);
+        let file = dir.path().join("run.json");
+        std::fs::write(&file, v.to_string()).unwrap();
+        let s = load_side(&file).unwrap();
+        assert_eq!(s.runs[0].warnings, vec![old("a warning from before codes"), Warning::new(Code::NoODirect, "typed")]);
+        // An experiment's run as `--resume` and the report read it.
+        let run = ExperimentRun {
+            schema: RUN_SCHEMA.into(),
+            experiment: "e".into(),
+            cell: Cell { target: "t".into(), workload: "w".into(), cache: "warm".into(), background: "none".into() },
+            repeat: 1,
+            target: Default::default(),
+            cache: Default::default(),
+            background: None,
+            attribution: Default::default(),
+            result: simple(10),
+            order: None,
+        };
+        let mut v = serde_json::to_value(&run).unwrap();
+        v["result"]["warnings"] = serde_json::json!(["saved by an older fsbench"]);
+        std::fs::create_dir(dir.path().join("runs")).unwrap();
+        std::fs::write(dir.path().join("runs/t__w__warm__none__r1.json"), v.to_string()).unwrap();
+        let runs = load_experiment_runs(dir.path()).unwrap();
+        assert_eq!(runs[0].result.warnings, vec![old("saved by an older fsbench")]);
+        // Saved again, it has the new shape.
+        let again = serde_json::to_value(&runs[0].result.warnings).unwrap();
+        assert_eq!(again, serde_json::json!([{"code": "unclassified", "message": "saved by an older fsbench"}]));
+    }
 }

@@ -198,7 +198,7 @@ pub fn merge_runs(ranks: &[RunResult]) -> Result<RunResult, MergeError> {
             merge_jobs(&ranks.iter().zip(offsets).map(|(r, o)| (&r.jobs[k], o)).collect::<Vec<_>>())
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let mut warnings: Vec<String> = Vec::new();
+    let mut warnings: Vec<crate::result::warning::Warning> = Vec::new();
     for w in ranks.iter().flat_map(|r| &r.warnings) {
         if !warnings.contains(w) {
             warnings.push(w.clone());

@@ -13,6 +13,7 @@ pub use crate::measure::usage::CpuUsage;
 use crate::measure::hist::LatencyHist;
 use crate::observe::blockdev::DeviceReport;
 use crate::result::system::SystemInfo;
+use crate::result::warning::Warning;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -337,7 +338,7 @@ pub struct RunResult {
     /// stonewalls), each holding one or more reporting groups.
     pub groups: Vec<GroupResult>,
     pub system: SystemInfo,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
     pub partial: bool,
     /// The workload failed (an I/O error stopped a job, a flow hit an
     /// error): what it did is kept for inspection, but it is not a result
@@ -374,4 +375,5 @@ pub mod target;
 pub(crate) mod testutil;
 pub mod trace;
 pub mod verify;
+pub mod warning;
 pub mod ycsb;

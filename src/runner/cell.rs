@@ -15,6 +15,7 @@ use crate::model::Plan;
 use crate::result::background::BackgroundReport;
 use crate::result::cache::CacheReport;
 use crate::result::experiment::Attribution;
+use crate::result::warning::{Code, Warning};
 use crate::result::RunResult;
 use std::path::PathBuf;
 
@@ -50,15 +51,19 @@ pub fn run_cell(plan: &Plan, env: Environment, opts: &RunOptions) -> Result<Cell
             // pages) for the length of the run.
             let (mut report, guard) = cache::apply_guarded(s, target.as_deref_mut(), files);
             if !report.applied {
-                opts.events.warning(&format!(
-                    "cache scenario '{}' did not take effect: {}",
-                    s.label(),
-                    report.note.as_deref().unwrap_or("no reason given")
+                opts.events.warning(&Warning::new(
+                    Code::CacheNotApplied,
+                    format!("cache scenario '{}' did not take effect: {}", s.label(), report.note.as_deref().unwrap_or("no reason given")),
                 ));
             }
             // A run that writes what it then reads (IOzone, Bonnie++) gets
             // the scenario at its start only: say so rather than "applied".
-            scope_warning = plan.workload.shape().reads_own_writes().and_then(|reads| report.before_run_only(&reads));
+            scope_warning = plan
+                .workload
+                .shape()
+                .reads_own_writes()
+                .and_then(|reads| report.before_run_only(&reads))
+                .map(|w| Warning::new(Code::CacheBeforeRunOnly, w));
             if let Some(w) = &scope_warning {
                 opts.events.warning(w);
             }
@@ -92,7 +97,7 @@ pub fn run_cell(plan: &Plan, env: Environment, opts: &RunOptions) -> Result<Cell
         None => None,
     };
     if let Some(e) = bg_report.as_ref().and_then(|b| b.error.as_ref()) {
-        opts.events.warning(&format!("the background load failed during the run: {e}"));
+        opts.events.warning(&Warning::new(Code::BackgroundLoadFailed, format!("the background load failed during the run: {e}")));
     }
     let mut result = result?;
     result.warnings.extend(scope_warning);
@@ -101,8 +106,10 @@ pub fn run_cell(plan: &Plan, env: Environment, opts: &RunOptions) -> Result<Cell
         let written = result.jobs.iter().map(|j| j.issued().1 .1).sum();
         let report = t.report(&owners, Some(written)).map_err(RunError::Environment)?;
         if report.capture.lost_events > 0 {
-            opts.events
-                .warning(&format!("trace: the kernel lost {} events; the trace's figures are incomplete", report.capture.lost_events));
+            opts.events.warning(&Warning::new(
+                Code::TraceLostEvents,
+                format!("trace: the kernel lost {} events; the trace's figures are incomplete", report.capture.lost_events),
+            ));
         }
         // A setting the trace could not put back does not make the run's
         // figures wrong: a warning, not a failed run.

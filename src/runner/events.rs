@@ -3,6 +3,7 @@
 //! progress display may read. The CLI draws; runners only report, and when
 //! a workload waits for the user (Bonnie++'s `-y p`) they ask through here.
 
+use crate::result::warning::Warning;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -28,7 +29,12 @@ pub struct Meter {
 
 pub trait Events: Send + Sync {
     /// Something the user should know about the run's validity.
-    fn warning(&self, text: &str);
+    fn warning(&self, w: &Warning);
+    /// The same, said of `place` (an experiment's cell): a display that
+    /// shows each warning once shows it at the first place it comes from.
+    fn warning_at(&self, place: &str, w: &Warning) {
+        self.warning(&w.at(place));
+    }
     /// Something the workload asked to show (echo, psrun intervals) or a
     /// step of the run (filesets built).
     fn note(&self, text: &str);
@@ -62,13 +68,13 @@ pub trait Events: Send + Sync {
 /// whose caller reports by itself.
 #[derive(Debug, Default)]
 pub struct Collect {
-    pub warnings: Mutex<Vec<String>>,
+    pub warnings: Mutex<Vec<Warning>>,
     pub notes: Mutex<Vec<String>>,
 }
 
 impl Events for Collect {
-    fn warning(&self, text: &str) {
-        self.warnings.lock().unwrap_or_else(|e| e.into_inner()).push(text.to_string());
+    fn warning(&self, w: &Warning) {
+        self.warnings.lock().unwrap_or_else(|e| e.into_inner()).push(w.clone());
     }
     fn note(&self, text: &str) {
         self.notes.lock().unwrap_or_else(|e| e.into_inner()).push(text.to_string());
@@ -81,7 +87,7 @@ impl Events for Collect {
 /// the result, once.
 pub struct Warnings<'a> {
     events: &'a dyn Events,
-    pub list: Vec<String>,
+    pub list: Vec<Warning>,
 }
 
 impl<'a> Warnings<'a> {
@@ -89,7 +95,7 @@ impl<'a> Warnings<'a> {
         Warnings { events, list: Vec::new() }
     }
 
-    pub fn warn(&mut self, w: String) {
+    pub fn warn(&mut self, w: Warning) {
         if !self.list.contains(&w) {
             self.events.warning(&w);
             self.list.push(w);

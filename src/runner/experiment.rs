@@ -22,6 +22,7 @@ use crate::result::experiment::{
     EXPERIMENT_COPY, PLAN_FILE, PLAN_SCHEMA, RUN_SCHEMA,
 };
 use crate::result::target::TargetRecord;
+use crate::result::warning::{Code, Warning};
 use crate::result::{OpClass, RunResult};
 use crate::runner::cell::{run_cell, CellRun, Environment};
 use crate::runner::events::{Events, Expected, Meter};
@@ -374,7 +375,7 @@ impl Progress<'_> {
                             break;
                         }
                         if let Some((dir, Ok(rebuilt))) = data.rebuilt.iter().find(|(d, _)| Some(d) == reads.as_ref()) {
-                            record.result.warnings.push(rebuilt.note(&schedule, exp, dir, p));
+                            record.result.warnings.push(Warning::new(Code::DataRebuilt, rebuilt.note(&schedule, exp, dir, p)));
                         }
                         record.order = Some(run_order(p, position, started_unix_ms, &mut watch));
                         record
@@ -495,7 +496,8 @@ impl Progress<'_> {
     }
 }
 
-/// A run's warnings and notes, prefixed with its cell; its own measured
+/// A run's warnings and notes, prefixed with its cell (the display may
+/// show a warning once for the experiment, at the first cell that says it); its own measured
 /// windows are not shown (the experiment's progress is).
 struct CellEvents {
     inner: Arc<dyn Events>,
@@ -503,8 +505,8 @@ struct CellEvents {
 }
 
 impl Events for CellEvents {
-    fn warning(&self, text: &str) {
-        self.inner.warning(&format!("{}: {text}", self.prefix));
+    fn warning(&self, w: &Warning) {
+        self.inner.warning_at(&self.prefix, w);
     }
     fn note(&self, text: &str) {
         self.inner.note(text);
@@ -612,7 +614,7 @@ const ALLOCATION_OPTIONS: &[&str] = &["delalloc", "nodelalloc"];
 /// When targets differ in allocation settings, say which workloads cannot
 /// show a difference: they only read, or only overwrite blocks that were
 /// allocated before the run (O_DIRECT into a laid-out or preallocated file).
-pub fn allocation_warnings(exp: &Experiment) -> Vec<String> {
+pub fn allocation_warnings(exp: &Experiment) -> Vec<Warning> {
     let alloc_opts = |spec: &TargetSpec| -> Vec<String> {
         match spec {
             TargetSpec::Managed { mount_options, .. } => {
@@ -633,9 +635,12 @@ pub fn allocation_warnings(exp: &Experiment) -> Vec<String> {
     for w in exp.workloads.iter().filter(|w| differ(w)) {
         let Ok(lowered) = w.recipe.plan(&at) else { continue };
         if !lowered.plan.workload.shape().allocates() {
-            out.push(format!(
-                "workload '{}' cannot show an allocation effect: it only reads, or its writes are O_DIRECT overwrites of files laid out before the run, which never allocate; compare buffered writes to new, growing or sparse files",
-                w.label
+            out.push(Warning::new(
+                Code::NoAllocationEffect,
+                format!(
+                    "workload '{}' cannot show an allocation effect: it only reads, or its writes are O_DIRECT overwrites of files laid out before the run, which never allocate; compare buffered writes to new, growing or sparse files",
+                    w.label
+                ),
             ));
         }
     }

@@ -108,7 +108,7 @@ pub(crate) struct Measured {
     pub groups: Vec<GroupResult>,
     /// The places whose mounts and devices the system snapshot describes.
     pub targets: Vec<PathBuf>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::result::warning::Warning>,
     pub partial: bool,
 }
 

@@ -12,6 +12,7 @@ use crate::ioengine::{Completion, EngineBuf, EngineConfig, EngineFile, IoEngine,
 use crate::model::job::EngineOptions;
 use crate::model::replay::{check_fits, Dir, ReplayPlan, Speed, TraceIo};
 use crate::result::replay::{ReplayDetails, SurfaceDetails, ZoneStat};
+use crate::result::warning::{Code, Warning};
 use crate::result::{GroupResult, JobResult, OpClass, OpStats, RunResult, Timeline};
 use crate::runner::buffers::Buffers;
 use crate::runner::events::{Expected, Meter, Warnings};
@@ -129,7 +130,10 @@ impl OneGroup for Replay<'_> {
         let (file, direct) = open_target(&plan.target, modifies)?;
         if !direct {
             // Into the result only: the CLI prints it with the result's warnings.
-            warnings.list.push(format!("{t} refuses O_DIRECT: I/O is buffered, and reads may come from the page cache"));
+            warnings.list.push(Warning::new(
+                Code::NoODirect,
+                format!("{t} refuses O_DIRECT: I/O is buffered, and reads may come from the page cache"),
+            ));
         }
         self.direct = direct;
         let depth = plan.depth as usize;

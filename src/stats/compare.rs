@@ -34,6 +34,7 @@
 
 use super::metrics::{collect, CV_WARN};
 use super::summary::{summarize, t_crit_95, t_two_sided_p, Summary};
+use crate::result::warning::{few, Code, Warning};
 use crate::result::RunResult;
 use serde::{Deserialize, Serialize};
 
@@ -119,20 +120,23 @@ pub struct ComparisonDoc {
     pub comparisons: Vec<Comparison>,
     /// What a reader must know before trusting the figures: failed or
     /// interrupted runs, sides that ran different settings, unsteady metrics.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
 }
 
 impl ComparisonDoc {
     /// Sides of a single run cannot show a significant difference: say so.
-    pub fn no_spread_notice(&self) -> Vec<String> {
+    pub fn no_spread_notice(&self) -> Vec<Warning> {
         [("A", &self.a), ("B", &self.b)]
             .iter()
             .filter(|(_, s)| s.runs < 2)
             .map(|(l, s)| {
-                format!(
-                    "{l} ({}) is a single run: the comparison has no spread, so nothing is marked significant; \
+                Warning::new(
+                    Code::NoSpread,
+                    format!(
+                        "{l} ({}) is a single run: the comparison has no spread, so nothing is marked significant; \
                  compare directories of repeated runs to test differences",
-                    s.path
+                        s.path
+                    ),
                 )
             })
             .collect()
@@ -166,12 +170,13 @@ pub fn compare_sides(a: (SideInfo, &[RunResult]), b: (SideInfo, &[RunResult]), f
     let mut warnings = super::options::differences(a.1, b.1);
     if !common.iter().any(|c| is_workload_metric(&c.metric)) {
         let shared: Vec<&str> = common.iter().map(|c| c.metric.as_str()).collect();
-        warnings.push(format!(
+        let message = format!(
             "A and B share no workload metric (A has: {}; B has: {}): they ran different jobs, and only {} can be compared",
             or_none(names(&ma)),
             or_none(names(&mb)),
-            shared.join(", ")
-        ));
+            few(&shared)
+        );
+        warnings.push(Warning::new(Code::NoSharedWorkloadMetric, message).with_details(shared.iter().map(|m| m.to_string()).collect()));
     }
     let mut comparisons = match filter {
         None => common,
@@ -348,6 +353,7 @@ pub fn welch_summaries(metric: &str, sa: &Summary, sb: &Summary) -> Comparison {
 #[cfg(test)]
 mod tests {
     use crate::result::testutil::simple;
+    use crate::result::warning::Code;
 
     fn sides(a: &[RunResult], b: &[RunResult], filter: Option<&str>) -> Result<ComparisonDoc, String> {
         let info = |p: &str, r: &[RunResult]| SideInfo { path: p.into(), runs: r.len() };
@@ -384,7 +390,11 @@ mod tests {
         other.jobs[0].name = "y".into();
         let doc = sides(&[simple(10)], &[other], None).unwrap();
         assert_eq!(doc.comparisons.iter().map(|c| c.metric.as_str()).collect::<Vec<_>>(), ["cpu/us_per_op"]);
-        assert!(doc.warnings.iter().any(|w| w.contains("share no workload metric")), "{:?}", doc.warnings);
+        assert!(
+            doc.warnings.iter().any(|w| w.code == Code::NoSharedWorkloadMetric && w.message.contains("share no workload metric")),
+            "{:?}",
+            doc.warnings
+        );
     }
 
     #[test]

@@ -7,6 +7,7 @@
 
 use crate::model::experiment::Order;
 use crate::result::experiment::{Cell, ExperimentRun};
+use crate::result::warning::{few_of, Code, Warning, FEW};
 use crate::stats::design::{Design, RoundValue, RunLoad};
 use crate::stats::factors::{compare_factors, FactorReport, Levels};
 use crate::stats::metrics::{collect, CV_WARN};
@@ -51,7 +52,7 @@ pub struct ExperimentSummary {
     #[serde(default)]
     pub failed: usize,
     pub cells: Vec<CellSummary>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
     /// Each factor's levels compared with its first, per workload, on the
     /// headline metrics. Absent from older files.
     #[serde(default)]
@@ -131,36 +132,39 @@ impl CellSummary {
 /// places it concerns (a cell, or a run `CELL rN`), each with an optional
 /// detail (a figure of that place).
 #[derive(Default)]
-struct Warnings(Vec<(String, Places)>);
+struct Warnings(Vec<(Code, String, Places)>);
 
 /// Where a warning applies: `(place, detail)`.
 type Places = Vec<(String, Option<String>)>;
 
 impl Warnings {
-    fn add(&mut self, place: String, message: impl Into<String>, detail: Option<String>) {
+    fn add(&mut self, place: String, code: Code, message: impl Into<String>, detail: Option<String>) {
         let message = message.into();
-        match self.0.iter_mut().find(|(m, _)| *m == message) {
-            Some((_, places)) => places.push((place, detail)),
-            None => self.0.push((message, vec![(place, detail)])),
+        match self.0.iter_mut().find(|(c, m, _)| *c == code && *m == message) {
+            Some((_, _, places)) => places.push((place, detail)),
+            None => self.0.push((code, message, vec![(place, detail)])),
         }
     }
 
-    /// "PLACE, PLACE (DETAIL), ..., and N more: MESSAGE".
-    fn lines(self) -> Vec<String> {
-        const NAMED: usize = 6;
+    /// "PLACE, PLACE (DETAIL), PLACE and N more: MESSAGE", every place
+    /// with its detail in the warning's details.
+    fn lines(self) -> Vec<Warning> {
         self.0
             .into_iter()
-            .map(|(message, places)| {
-                let mut named: Vec<String> =
-                    places.iter().take(NAMED).map(|(p, d)| d.as_ref().map_or_else(|| p.clone(), |d| format!("{p} ({d})"))).collect();
-                if places.len() > NAMED {
-                    named.push(format!("and {} more", places.len() - NAMED));
-                }
-                format!("{}: {message}", named.join(", "))
+            .map(|(code, message, places)| {
+                let named: Vec<String> =
+                    places.iter().map(|(p, d)| d.as_ref().map_or_else(|| p.clone(), |d| format!("{p} ({d})"))).collect();
+                let short = format!("{}: {message}", few_of(&named, FEW, PLACE_WIDTH, ", "));
+                let whole = named.len() > FEW || named.iter().any(|n| n.chars().count() > PLACE_WIDTH);
+                Warning::new(code, short).with_details(if whole { named } else { Vec::new() })
             })
             .collect()
     }
 }
+
+/// A place and its detail (a failed run's error) are cut to this in the
+/// message; the details keep them whole.
+const PLACE_WIDTH: usize = 60;
 
 /// Group runs by cell and summarise every metric over the repeats;
 /// `planned` is how many runs the matrix has.
@@ -178,7 +182,7 @@ pub fn summarize_experiment(name: &str, runs: &[ExperimentRun], planned: usize) 
         let (rs, failed): (Vec<&ExperimentRun>, Vec<&ExperimentRun>) = all.into_iter().partition(|r| r.result.failed.is_none());
         for r in &failed {
             let why = r.result.failed.clone().unwrap_or_default();
-            warnings.add(format!("{} r{}", cell.key(), r.repeat), "FAILED; left out of every figure", Some(why));
+            warnings.add(format!("{} r{}", cell.key(), r.repeat), Code::RunFailed, "FAILED; left out of every figure", Some(why));
         }
         let results: Vec<_> = rs.iter().map(|r| r.result.clone()).collect();
         let per_run = collect(&results);
@@ -216,24 +220,24 @@ pub fn summarize_experiment(name: &str, runs: &[ExperimentRun], planned: usize) 
         for r in &rs {
             let run = || format!("{} r{}", cell.key(), r.repeat);
             if !r.cache.applied {
-                warnings.add(run(), "cache scenario did not take effect", r.cache.note.clone());
+                warnings.add(run(), Code::CacheNotApplied, "cache scenario did not take effect", r.cache.note.clone());
             }
             if let Some(n) = r.cache.note.as_ref().filter(|n| n.contains("dirty pages pending")) {
-                warnings.add(run(), n.clone(), None);
+                warnings.add(run(), Code::DirtyPagesPending, n.clone(), None);
             }
             if let Some(e) = r.background.as_ref().and_then(|b| b.error.as_ref()) {
-                warnings.add(run(), "the background load failed during the run", Some(e.clone()));
+                warnings.add(run(), Code::BackgroundLoadFailed, "the background load failed during the run", Some(e.clone()));
             }
             if r.result.partial {
-                warnings.add(run(), "partial run", None);
+                warnings.add(run(), Code::PartialRun, "partial run", None);
             }
         }
         // What every run said about itself (working sets that fit in RAM, ...): per cell.
-        let mut said: Vec<&String> = rs.iter().flat_map(|r| &r.result.warnings).collect();
+        let mut said: Vec<&Warning> = rs.iter().flat_map(|r| &r.result.warnings).collect();
         said.sort();
         said.dedup();
         for w in said {
-            warnings.add(cell.key(), w.clone(), None);
+            warnings.add(cell.key(), w.code, w.message.clone(), None);
         }
         let unwritten = rs.iter().filter(|r| {
             let a = &r.attribution;
@@ -242,6 +246,7 @@ pub fn summarize_experiment(name: &str, runs: &[ExperimentRun], planned: usize) 
         if unwritten.count() > 0 {
             warnings.add(
                 cell.key(),
+                Code::WritesInPageCache,
                 "most of the benchmark's buffered writes were still in the page cache when the run ended (dirtied far more than reached the device): the result measures memory; run longer, add fsync, or use direct=1",
                 None,
             );
@@ -252,6 +257,7 @@ pub fn summarize_experiment(name: &str, runs: &[ExperimentRun], planned: usize) 
             if dev > bench * 1.5 + 1.0 {
                 warnings.add(
                     cell.key(),
+                    Code::OtherDeviceWrites,
                     "the device saw far more writes than the benchmark issued: other I/O (journal, background load, other processes) reached the device",
                     Some(format!("{dev:.1} vs {bench:.1} MiB")),
                 );
@@ -317,15 +323,16 @@ pub fn summarize_experiment(name: &str, runs: &[ExperimentRun], planned: usize) 
     // One line for the experiment: the table shows each cell's CV.
     if let Some((worst_cell, worst)) = unsteady.iter().max_by(|a, b| a.1[0].1.total_cmp(&b.1[0].1)) {
         let listed: Vec<String> = unsteady.iter().map(|(c, ms)| format!("{c} ({})", ms.len())).collect();
-        warnings.push(format!(
+        let message = format!(
             "the repeats disagree (CV above {:.0}%) on headline metrics in {} of {} cells: {} (worst: {worst_cell} {} at {:.1}%); add repeats or control the environment",
             CV_WARN * 100.0,
             unsteady.len(),
             cells.len(),
-            listed.join(", "),
+            few_of(&listed, 1, 40, ", "),
             worst[0].0,
             worst[0].1 * 100.0
-        ));
+        );
+        warnings.push(Warning::new(Code::Unsteady, message).with_details(listed));
     }
     let design = Design::of_runs(runs);
     let factors = compare_factors(&cells, Levels::of_cells(&cells), design.order);
@@ -341,5 +348,62 @@ pub fn summarize_experiment(name: &str, runs: &[ExperimentRun], planned: usize) 
         factors,
         design,
         gaps: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::testutil::{job, op, run};
+    use crate::result::warning::MAX_CHARS;
+
+    fn one(workload: &str, repeat: u32, ops: u64) -> ExperimentRun {
+        let mut j = job("j", 1_000_000_000, &[op("read", ops, ops * 4096, 1000)]);
+        j.headline = j.op_headline();
+        let mut result = run(&[j], &[]);
+        result.warnings.push(Warning::new(Code::WorkingSetFitsInRam, "buffered I/O over a working set of 4 MiB, which fits in RAM"));
+        ExperimentRun {
+            schema: crate::result::experiment::RUN_SCHEMA.into(),
+            experiment: "many".into(),
+            cell: Cell { target: "t".into(), workload: workload.into(), cache: "cold".into(), background: "none".into() },
+            repeat,
+            target: Default::default(),
+            cache: Default::default(),
+            background: None,
+            attribution: Default::default(),
+            result,
+            order: None,
+        }
+    }
+
+    #[test]
+    fn an_experiment_of_many_cells_says_each_warning_in_one_short_line() {
+        // 300 cells whose repeats disagree, a failed run with a long error
+        // in every third, a cache scenario that took effect nowhere and the
+        // same warning from every run: each used to list every cell.
+        let mut runs = Vec::new();
+        for i in 0..300 {
+            let w = format!("workload-{i}");
+            runs.push(one(&w, 1, 100));
+            runs.push(one(&w, 2, 200));
+            if i % 3 == 0 {
+                let mut failed = one(&w, 3, 0);
+                failed.result.failed = Some(format!("job 'j': {}", "an error that goes on ".repeat(40)));
+                runs.push(failed);
+            }
+        }
+        let s = summarize_experiment("many", &runs, runs.len());
+        for code in [Code::Unsteady, Code::RunFailed, Code::CacheNotApplied, Code::WorkingSetFitsInRam] {
+            let said: Vec<&Warning> = s.warnings.iter().filter(|w| w.code == code).collect();
+            assert_eq!(said.len(), 1, "{code}: {said:?}");
+            assert!(said[0].message.contains(" more"), "{code} names a few and counts the rest: {}", said[0].message);
+        }
+        for w in &s.warnings {
+            assert!(w.message.chars().count() <= MAX_CHARS, "{} chars: {}", w.message.chars().count(), w.message);
+            assert!(w.details.len() <= 1000, "{w:?}");
+        }
+        let failed = s.warnings.iter().find(|w| w.code == Code::RunFailed).unwrap();
+        assert_eq!(failed.details.len(), 100, "every failed run, with its whole error, in the details");
+        assert!(failed.details[0].contains(&"an error that goes on ".repeat(40)), "{}", failed.details[0]);
     }
 }

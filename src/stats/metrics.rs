@@ -28,6 +28,7 @@
 //! `cpu/us_per_op` when nothing completed or the result has no groups.
 
 use super::summary::{summarize, Summary};
+use crate::result::warning::{few_of, Code, Warning};
 use crate::result::{JobResult, RunResult};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
@@ -148,38 +149,40 @@ pub fn summarize_runs(runs: &[RunResult]) -> Vec<MetricSummary> {
 }
 
 /// The complaint about metrics whose runs disagree (CV above 5%), as one
-/// line: empty when every metric is steady or has a single run.
-pub fn warnings(summaries: &[MetricSummary]) -> Vec<String> {
+/// warning: empty when every metric is steady or has a single run.
+pub fn warnings(summaries: &[MetricSummary]) -> Vec<Warning> {
     let unsteady = summaries.iter().filter(|m| m.summary.n >= 2 && m.summary.cv > CV_WARN).map(|m| (m.metric.clone(), m.summary.cv));
     cv_warning(&[(String::new(), unsteady.collect())]).into_iter().collect()
 }
 
-/// One line for every unsteady metric of every group (a comparison's
+/// One warning for every unsteady metric of every group (a comparison's
 /// sides, an experiment's cells): `(group label, [(metric, CV)])`; `None`
-/// when there are none. An empty label leaves the group unnamed.
-pub fn cv_warning(groups: &[(String, Vec<(String, f64)>)]) -> Option<String> {
-    let count: usize = groups.iter().map(|(_, ms)| ms.len()).sum();
-    if count == 0 {
+/// when there are none. An empty label leaves the group unnamed. A run of
+/// many jobs has hundreds of metrics: the message names the first two,
+/// taken from the groups in turn so that each side shows, and the details
+/// list them all.
+pub fn cv_warning(groups: &[(String, Vec<(String, f64)>)]) -> Option<Warning> {
+    let named = |label: &str, (m, cv): &(String, f64)| {
+        if label.is_empty() {
+            format!("{m} {:.1}%", cv * 100.0)
+        } else {
+            format!("{label}: {m} {:.1}%", cv * 100.0)
+        }
+    };
+    let longest = groups.iter().map(|(_, ms)| ms.len()).max().unwrap_or(0);
+    let listed: Vec<String> =
+        (0..longest).flat_map(|i| groups.iter().filter_map(move |(label, ms)| ms.get(i).map(|m| named(label, m)))).collect();
+    if listed.is_empty() {
         return None;
     }
-    let listed: Vec<String> = groups
-        .iter()
-        .filter(|(_, ms)| !ms.is_empty())
-        .map(|(label, ms)| {
-            let each: Vec<String> = ms.iter().map(|(m, cv)| format!("{m} {:.1}%", cv * 100.0)).collect();
-            if label.is_empty() {
-                each.join(", ")
-            } else {
-                format!("{label}: {}", each.join(", "))
-            }
-        })
-        .collect();
-    Some(format!(
+    let count = listed.len();
+    let message = format!(
         "the runs disagree (CV above {:.0}%) for {count} metric{}: {}; add repeats or control the environment",
         CV_WARN * 100.0,
         if count == 1 { "" } else { "s" },
-        listed.join("; ")
-    ))
+        few_of(&listed, 2, 40, ", ")
+    );
+    Some(Warning::new(Code::Unsteady, message).with_details(listed))
 }
 
 #[cfg(test)]
@@ -254,12 +257,13 @@ mod tests {
 
         let w = warnings(&s);
         assert_eq!(w.len(), 1, "one line: {w:?}");
-        assert!(w[0].starts_with("the runs disagree (CV above 5%) for "), "{w:?}");
-        assert!(w[0].contains("x/read/iops 10.0%") && w[0].ends_with("; add repeats or control the environment"), "{w:?}");
+        assert_eq!(w[0].code, Code::Unsteady);
+        assert!(w[0].message.starts_with("the runs disagree (CV above 5%) for "), "{w:?}");
+        assert!(w[0].message.contains("x/read/iops 10.0%") && w[0].message.ends_with("; add repeats or control the environment"), "{w:?}");
         let two = cv_warning(&[("A".into(), vec![("m".into(), 0.1)]), ("B".into(), vec![]), ("C".into(), vec![("n".into(), 0.2)])]);
         assert_eq!(
-            two.unwrap(),
-            "the runs disagree (CV above 5%) for 2 metrics: A: m 10.0%; C: n 20.0%; add repeats or control the environment"
+            two.unwrap().message,
+            "the runs disagree (CV above 5%) for 2 metrics: A: m 10.0%, C: n 20.0%; add repeats or control the environment"
         );
         assert!(summarize_runs(&[]).is_empty());
     }
@@ -268,8 +272,23 @@ mod tests {
     fn no_warning_for_steady_or_single_runs() {
         let a = run(&[job("x", 1_000_000_000, &[op("read", 100, 409600, 1000)])], &[]);
         let b = run(&[job("x", 1_000_000_000, &[op("read", 101, 413696, 1000)])], &[]);
-        let iops = |s: &[MetricSummary]| warnings(s).into_iter().filter(|w| w.contains("iops")).count();
+        let iops = |s: &[MetricSummary]| warnings(s).into_iter().filter(|w| w.message.contains("iops")).count();
         assert_eq!(iops(&summarize_runs(&[a.clone(), b])), 0);
         assert_eq!(iops(&summarize_runs(&[a])), 0);
+    }
+
+    #[test]
+    fn many_unsteady_metrics_make_one_short_warning() {
+        // A run of many jobs has hundreds of metrics; the line used to name
+        // every one of them (thousands of characters).
+        let groups: Vec<(String, Vec<(String, f64)>)> = ["A", "B"]
+            .iter()
+            .map(|side| (side.to_string(), (0..400).map(|j| (format!("job-with-a-long-name-{j}/read/lat_p99_us"), 0.3)).collect()))
+            .collect();
+        let w = cv_warning(&groups).unwrap();
+        assert!(w.message.chars().count() <= 200, "{} chars: {}", w.message.chars().count(), w.message);
+        assert!(w.message.contains("for 800 metrics: A: job-with-a-long-name-0/") && w.message.contains("and 798 more"), "{}", w.message);
+        assert!(w.message.contains(", B: job-with-a-long-name-0/"), "both sides named: {}", w.message);
+        assert_eq!(w.details.len(), 800, "the whole list is kept");
     }
 }

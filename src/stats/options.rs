@@ -5,21 +5,30 @@
 //! differ in more than the one thing under study mixes the effects, so
 //! `compare` says which settings differ.
 
+use crate::result::warning::{few_of, Code, Warning};
 use crate::result::RunResult;
 use std::collections::BTreeMap;
 
 /// At most this many differing settings are named per job; the rest are counted.
 const SHOWN: usize = 6;
 
+/// A warning names this many jobs' differences, each cut to `WIDTH`
+/// characters; its details hold every job's.
+const JOBS_SHOWN: usize = 2;
+const WIDTH: usize = 60;
+
 /// Warnings for `compare`: how A's runs differ from B's (the first run of
 /// each side stands for it), and runs of one side that differ from that
 /// side's first.
-pub fn differences(a: &[RunResult], b: &[RunResult]) -> Vec<String> {
+pub fn differences(a: &[RunResult], b: &[RunResult]) -> Vec<Warning> {
     let mut out = Vec::new();
+    let listed = |d: &[String]| few_of(d, JOBS_SHOWN, WIDTH, "; ");
     if let (Some(x), Some(y)) = (a.first(), b.first()) {
         let d = differ(x, y, ("A", "B"));
         if !d.is_empty() {
-            out.push(format!("A and B did not run the same settings ({}): a difference in the figures may come from these", d.join("; ")));
+            let message =
+                format!("A and B did not run the same settings ({}): a difference in the figures may come from these", listed(&d));
+            out.push(Warning::new(Code::SettingsDiffer, message).with_details(d));
         }
     }
     for (label, side) in [("A", a), ("B", b)] {
@@ -27,11 +36,12 @@ pub fn differences(a: &[RunResult], b: &[RunResult]) -> Vec<String> {
         let odd: Vec<Vec<String>> =
             side.iter().skip(1).map(|r| differ(first, r, ("the first", "another"))).filter(|d| !d.is_empty()).collect();
         if let Some(d) = odd.first() {
-            out.push(format!(
+            let message = format!(
                 "{} of {label}'s runs did not run the same settings as its first ({}): the side mixes setups",
                 odd.len(),
-                d.join("; ")
-            ));
+                listed(d)
+            );
+            out.push(Warning::new(Code::SettingsDiffer, message).with_details(d.clone()));
         }
     }
     out
@@ -128,12 +138,12 @@ mod tests {
         let b = with(serde_json::json!({"runtime_s": 5.0, "size": 1048576, "bs": [{"fixed": 65536}], "rw": "read"}));
         let w = differences(&[a.clone(), a.clone()], std::slice::from_ref(&b));
         assert_eq!(w.len(), 1, "{w:?}");
-        assert!(w[0].contains("x: bs[0].fixed 4096 vs 65536, runtime_s 1.0 vs 5.0"), "{w:?}");
-        assert!(!w[0].contains("size"), "{w:?}");
+        assert!(w[0].message.contains("x: bs[0].fixed 4096 vs 65536, runtime_s 1.0 vs 5.0"), "{w:?}");
+        assert!(!w[0].message.contains("size"), "{w:?}");
         assert!(differences(std::slice::from_ref(&a), std::slice::from_ref(&a)).is_empty());
         // A side whose runs differ among themselves.
         let w = differences(&[a.clone(), b], std::slice::from_ref(&a));
-        assert!(w.iter().any(|l| l.starts_with("1 of A's runs did not run the same settings")), "{w:?}");
+        assert!(w.iter().any(|l| l.message.starts_with("1 of A's runs did not run the same settings")), "{w:?}");
     }
 
     #[test]
@@ -141,8 +151,31 @@ mod tests {
         let mut other = simple(100);
         other.jobs[0].name = "y".into();
         let w = differences(&[simple(100)], &[other]);
-        assert!(w[0].contains("job 'x' only in A; job 'y' only in B"), "{w:?}");
+        assert!(w[0].message.contains("job 'x' only in A; job 'y' only in B"), "{w:?}");
         // No resolved settings (schema 1): nothing to say about a shared job.
         assert!(differences(&[simple(100)], &[with(serde_json::json!({"size": 1}))]).is_empty());
+    }
+
+    #[test]
+    fn many_differing_jobs_make_a_short_warning() {
+        // Every one of 300 jobs differs: the line used to list them all.
+        let side = |runtime: f64| {
+            let mut r = simple(100);
+            let job = r.jobs[0].clone();
+            r.jobs = (0..300)
+                .map(|i| {
+                    let mut j = job.clone();
+                    j.name = format!("job{i}");
+                    j.resolved = serde_json::json!({"runtime_s": runtime, "directory": format!("/mnt/a-long-directory-name/{i}")});
+                    j
+                })
+                .collect();
+            r
+        };
+        let w = differences(&[side(1.0)], &[side(5.0)]);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].message.chars().count() <= 240, "{}", w[0].message);
+        assert!(w[0].message.contains("and 298 more"), "{}", w[0].message);
+        assert_eq!(w[0].details.len(), 300);
     }
 }

@@ -3,6 +3,7 @@
 
 use crate::result::background::BackgroundReport;
 use crate::result::cache::CacheReport;
+use crate::result::warning::Warning;
 use crate::result::{RunResult, REPEATED_SCHEMA};
 use crate::stats::metrics::{summarize_runs, warnings, MetricSummary};
 use serde::{Deserialize, Serialize};
@@ -18,7 +19,7 @@ pub struct Repeated {
     pub runs: Vec<RunResult>,
     /// Over the complete (not interrupted) runs only.
     pub summary: Vec<MetricSummary>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
 }
 
 impl Repeated {

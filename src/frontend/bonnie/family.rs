@@ -16,7 +16,7 @@ use std::sync::Arc;
 /// The layout Bonnie++ runs are shown in.
 pub const LAYOUT: &str = "bonnie";
 
-fn lowered(plan: BonniePlan, warnings: Vec<String>) -> Lowered {
+fn lowered(plan: BonniePlan, warnings: Vec<crate::result::warning::Warning>) -> Lowered {
     Lowered { plan: Plan::new(Workload::Bonnie(plan), LAYOUT), warnings }
 }
 
@@ -88,7 +88,7 @@ struct BonnieRecipe {
 impl BonnieRecipe {
     /// The plan the words make, refusing what an experiment cannot repeat
     /// itself (`-x`: the experiment's `repeat` does that) or run (`-p`).
-    fn check(&self, words: &[String]) -> Result<(BonniePlan, Vec<String>), String> {
+    fn check(&self, words: &[String]) -> Result<(BonniePlan, Vec<crate::result::warning::Warning>), String> {
         match parse(words, &HostFacts::current()).map_err(|e| e.to_string())? {
             Invocation::Semaphores(_) => Err("-p makes or removes semaphores and runs nothing: not a workload".into()),
             Invocation::Run { plan, .. } if plan.runs > 1 => {

@@ -17,6 +17,7 @@ pub use family::{Bonnie, LAYOUT};
 
 use crate::frontend::getopt::Words;
 use crate::model::bonnie::{BonniePlan, FileKind, FileTests, Seed, SyncMode};
+use crate::result::warning::{Code, Warning};
 use std::path::PathBuf;
 
 const DEFAULT_CHUNK: u64 = 8192;
@@ -69,7 +70,7 @@ fn err(flag: &str, message: impl Into<String>) -> BonnieError {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Invocation {
     /// Run the tests `runs` times (the plan of the first run).
-    Run { plan: BonniePlan, notes: Vec<String> },
+    Run { plan: BonniePlan, notes: Vec<Warning> },
     /// `-p N`: make the semaphore set for N copies; `-p -1`: remove it.
     Semaphores(i32),
 }
@@ -300,7 +301,7 @@ fn finish(f: Flags, host: &HostFacts) -> Result<Invocation, BonnieError> {
 }
 
 /// `-r`: the RAM size in MiB the checks use (the machine's by default).
-fn ram_size(ram: Option<&str>, host: &HostFacts, notes: &mut Vec<String>) -> Result<u64, BonnieError> {
+fn ram_size(ram: Option<&str>, host: &HostFacts, notes: &mut Vec<Warning>) -> Result<u64, BonnieError> {
     Ok(match ram {
         None => host.ram_mib,
         Some(v) => {
@@ -310,7 +311,10 @@ fn ram_size(ram: Option<&str>, host: &HostFacts, notes: &mut Vec<String>) -> Res
             }
             if v.trim().ends_with(['g', 'G', 't', 'T']) {
                 let digits = v.trim().trim_end_matches(char::is_alphabetic);
-                notes.push(format!("-r {v}: fsbench reads this as {n} MiB; Bonnie++ 2.00a ignores the suffix and would take {digits} MiB"));
+                notes.push(Warning::new(
+                    Code::DiffersFromTool,
+                    format!("-r {v}: fsbench reads this as {n} MiB; Bonnie++ 2.00a ignores the suffix and would take {digits} MiB"),
+                ));
             }
             n
         }

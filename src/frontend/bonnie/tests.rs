@@ -93,7 +93,7 @@ fn bad_input_names_the_flag_and_what_was_expected() {
 fn ram_suffix_is_honoured_and_the_difference_said() {
     let Ok(Invocation::Run { plan, notes }) = parse(&words("-u root -r 1G -s 4g"), &host()) else { panic!() };
     assert_eq!(plan.ram_mib, 1024);
-    assert!(notes.iter().any(|n| n.contains("1024 MiB") && n.contains("would take 1 MiB")), "{notes:?}");
+    assert!(notes.iter().any(|n| n.message.contains("1024 MiB") && n.message.contains("would take 1 MiB")), "{notes:?}");
 }
 
 #[test]

@@ -10,6 +10,7 @@ use super::ini::Entry;
 use super::options::{self, JobState};
 use super::{cmdline, FioError, ParseOptions};
 use crate::model::job::JobSpec;
+use crate::result::warning::{Code, Warning};
 use crate::units::clip;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -76,7 +77,7 @@ impl Job {
 pub struct Builder<'a> {
     pub opts: &'a ParseOptions,
     pub env: Env<'a>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
     /// Every problem found so far; the parse goes on past each one so a
     /// single run reports them all.
     pub errors: Vec<FioError>,
@@ -137,7 +138,7 @@ impl Builder<'_> {
         if !self.opts.ignore_unknown {
             return Err(err);
         }
-        let warning = format!("{err} (ignored)");
+        let warning = Warning::new(Code::IgnoredOption, format!("{err} (ignored)"));
         if !self.warnings.contains(&warning) {
             self.warnings.push(warning);
         }

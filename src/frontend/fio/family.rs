@@ -9,6 +9,7 @@ use crate::model::engine::FileUse;
 use crate::model::job::JobSpec;
 use crate::model::recipe::{Lowered, Placement, Recipe, RecipeError};
 use crate::model::{Plan, Workload};
+use crate::result::warning::{Code, Warning};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -73,12 +74,12 @@ impl Frontend for Fio {
         }
         let mut parsed = parse(&words.files, &words.args, &opts).map_err(input_error)?;
         for flag in ["eta-newline", "status-interval", "alloc-size", "debug"].iter().filter(|f| m.contains_id(f)) {
-            parsed.warnings.push(format!("fio's --{flag} has no effect in fsbench"));
+            parsed.warnings.push(Warning::new(Code::IgnoredOption, format!("fio's --{flag} has no effect in fsbench")));
         }
         if m.get_flag("parse-only") {
             // fio prints nothing when the jobs parse; the warnings still go to stderr.
             for w in &parsed.warnings {
-                eprintln!("fsbench fio: warning: {w}");
+                eprintln!("fsbench fio: {}", w.line());
             }
             return Ok(print_only(String::new()));
         }

@@ -28,6 +28,7 @@ mod options_verify;
 mod tests;
 
 use crate::model::job::{JobSpec, MAX_CLONES};
+use crate::result::warning::Warning;
 use std::fmt;
 use std::path::PathBuf;
 
@@ -50,7 +51,7 @@ pub struct ParseOptions {
 #[derive(Debug, Default)]
 pub struct Parsed {
     pub jobs: Vec<JobSpec>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
 }
 
 /// A parse or validation error with its location.
@@ -183,7 +184,7 @@ fn parse_entries(
     }
     if opts.warnings_fatal {
         for w in b.warnings.drain(..) {
-            b.errors.push(FioError::whole(&source, None, format!("{w} (--warnings-fatal)")));
+            b.errors.push(FioError::whole(&source, None, format!("{} (--warnings-fatal)", w.message)));
         }
     }
     match FioError::gather(b.errors) {

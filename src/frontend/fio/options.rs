@@ -22,7 +22,7 @@ pub struct JobState {
     /// because `directory` may come later.
     pub filename: Option<String>,
     /// One-time notes on options fsbench accepts but measures differently.
-    pub notes: Vec<String>,
+    pub notes: Vec<crate::result::warning::Warning>,
 }
 
 impl JobState {

@@ -10,12 +10,14 @@
 use super::options::Kind::{Bool, Size, Text, Time, Uint, Value};
 use super::options::{block_size, expected, opt, per_direction, store, JobState, OptDef, MSEC, USEC};
 use crate::model::job_misc::{Distribution, ExitWhat, Fadvise, RateProcess, Sequencer};
+use crate::result::warning::{Code, Warning};
 use crate::units::{clip, parse_size, parse_u32, parse_uint};
 
 /// Record a note once per job (the parse later prints each distinct one once).
-fn note(j: &mut JobState, text: String) {
-    if !j.notes.contains(&text) {
-        j.notes.push(text);
+fn note(j: &mut JobState, code: Code, text: String) {
+    let w = Warning::new(code, text);
+    if !j.notes.contains(&w) {
+        j.notes.push(w);
     }
 }
 
@@ -23,7 +25,7 @@ fn note(j: &mut JobState, text: String) {
 /// how fsbench differs, if it does.
 fn accepted(j: &mut JobState, option: &str, why: &str) {
     if !why.is_empty() {
-        note(j, format!("option '{option}' is accepted: {why}"));
+        note(j, Code::IgnoredOption, format!("option '{option}' is accepted: {why}"));
     }
 }
 
@@ -312,7 +314,8 @@ fn set_fill_device(j: &mut JobState, b: bool) {
     if b {
         note(
             j,
-            "option 'fill_device': the job writes until the file system reports no space (ENOSPC), which ends it without an error; its size is the free space"
+            Code::DiffersFromTool,
+            "option 'fill_device'': the job writes until the file system reports no space (ENOSPC), which ends it without an error; its size is the free space"
                 .into(),
         );
     }
@@ -543,7 +546,7 @@ pub static MISC: &[OptDef] = &[
             // fio's exitall sets a process-wide switch whatever its value.
             j.spec.misc.exitall = true;
             if !b {
-                note(j, "option 'exitall=0' turns exitall on, as in fio 3.33, whose exitall ignores its value".into());
+                note(j, Code::IgnoredOption, "option 'exitall=0' turns exitall on, as in fio 3.33, whose exitall ignores its value".into());
             }
         })
     ),
@@ -759,7 +762,7 @@ mod tests {
         assert!(apply(&mut j, "zonemode", "zbd").unwrap_err().contains("not supported"));
         apply(&mut j, "gtod_reduce", "1").unwrap();
         apply(&mut j, "gtod_reduce", "1").unwrap();
-        assert_eq!(j.notes.iter().filter(|n| n.contains("gtod_reduce")).count(), 1);
+        assert_eq!(j.notes.iter().filter(|n| n.message.contains("gtod_reduce")).count(), 1);
         apply(&mut j, "flow", "8").unwrap();
         assert_eq!(j.spec.misc.flow, 8);
         assert!(apply(&mut j, "random_generator", "mt").is_err());

@@ -230,7 +230,7 @@ fn ignore_unknown_turns_errors_into_warnings() {
     let p = run("[a]\nfoo_bar=1\n[b]\n", &["--frobnicate=2"], &opts).unwrap();
     assert_eq!(p.jobs.len(), 2);
     assert_eq!(p.warnings.len(), 2, "{:?}", p.warnings);
-    assert!(p.warnings[0].starts_with("job.fio:2:1: [a]: option 'foo_bar': not a fio option"), "{:?}", p.warnings);
+    assert!(p.warnings[0].message.starts_with("job.fio:2:1: [a]: option 'foo_bar': not a fio option"), "{:?}", p.warnings);
 }
 
 #[test]
@@ -528,8 +528,8 @@ fn wait_for_names_an_earlier_unique_job() {
 #[test]
 fn accepted_options_leave_one_note_each() {
     let p = run("[global]\ngtod_reduce=1\n[a]\n[b]\ndisable_slat=1\n", &[], &ParseOptions::default()).unwrap();
-    assert_eq!(p.warnings.iter().filter(|w| w.contains("gtod_reduce")).count(), 1, "{:?}", p.warnings);
-    assert_eq!(p.warnings.iter().filter(|w| w.contains("disable_slat")).count(), 1, "{:?}", p.warnings);
+    assert_eq!(p.warnings.iter().filter(|w| w.message.contains("gtod_reduce")).count(), 1, "{:?}", p.warnings);
+    assert_eq!(p.warnings.iter().filter(|w| w.message.contains("disable_slat")).count(), 1, "{:?}", p.warnings);
 }
 
 #[test]
@@ -541,7 +541,7 @@ fn exitall_is_one_switch_for_every_job_as_in_fio() {
     // fio 3.33 turns it on whatever the value, and fsbench says so.
     let p = run("[a]\nexitall=0\n", &[], &ParseOptions::default()).unwrap();
     assert!(p.jobs[0].misc.exitall);
-    assert!(p.warnings.iter().any(|w| w.contains("exitall=0")), "{:?}", p.warnings);
+    assert!(p.warnings.iter().any(|w| w.message.contains("exitall=0")), "{:?}", p.warnings);
     assert!(!jobs("[a]\nexitall_on_error=1\n")[0].misc.exitall);
     assert_at(&err("[a]\nexit_what=some\n"), 2, 11, Some("a"), Some("exit_what"), "one of group, stonewall, all");
 }

@@ -11,6 +11,7 @@ use crate::frontend::{input_error, one_run, Frontend, FrontendError, Session};
 use crate::model::iozone::IozonePlan;
 use crate::model::recipe::{Lowered, Placement, Recipe, RecipeError};
 use crate::model::{Plan, Workload};
+use crate::result::warning::{Code, Warning};
 use std::sync::Arc;
 
 /// The layout IOzone runs are shown in.
@@ -19,7 +20,10 @@ pub const LAYOUT: &str = "iozone";
 fn lowered(plan: IozonePlan) -> Lowered {
     let mut warnings = Vec::new();
     if plan.throughput.as_ref().is_some_and(|t| !t.threads) {
-        warnings.push("iozone -t: fsbench runs the children as threads (IOzone's -T); the figures are per child alike".to_string());
+        warnings.push(Warning::new(
+            Code::DiffersFromTool,
+            "iozone -t: fsbench runs the children as threads (IOzone's -T); the figures are per child alike",
+        ));
     }
     Lowered { plan: Plan::new(Workload::Iozone(plan), LAYOUT), warnings }
 }

@@ -16,7 +16,7 @@ use std::sync::Arc;
 /// The layout YCSB runs are shown in.
 pub const LAYOUT: &str = "ycsb";
 
-fn lowered(plan: YcsbPlan, warnings: Vec<String>) -> Lowered {
+fn lowered(plan: YcsbPlan, warnings: Vec<crate::result::warning::Warning>) -> Lowered {
     Lowered { plan: Plan::new(Workload::Ycsb(plan), LAYOUT), warnings }
 }
 

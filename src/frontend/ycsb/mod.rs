@@ -24,6 +24,7 @@ pub use family::{Ycsb, LAYOUT};
 
 use crate::model::store::{self, StoreDesc};
 use crate::model::ycsb::*;
+use crate::result::warning::{Code, Warning};
 use properties::{Origin, Property};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -275,7 +276,7 @@ impl Props {
 #[derive(Debug, Clone)]
 pub struct Parsed {
     pub plan: YcsbPlan,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
 }
 
 /// Read a command line. `default_dir` is where a store keeps its files
@@ -594,7 +595,7 @@ fn store_properties(
     p: &Props,
     desc: &StoreDesc,
     default_dir: Option<&std::path::Path>,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Warning>,
 ) -> Result<(Option<PathBuf>, BTreeMap<String, String>), YcsbError> {
     // Properties: the chosen store's must be known to it; others are
     // passed over with a warning, as YCSB hands them to a binding that
@@ -613,9 +614,15 @@ fn store_properties(
             }
             store_props.insert(rest.to_string(), prop.value.clone());
         } else if let Some(other) = store::STORES.iter().find(|s| k.starts_with(s.prefix)) {
-            warnings.push(format!("{}: {k}: a property of the {} store, not used by {}", prop.origin, other.name, desc.name));
+            warnings.push(Warning::new(
+                Code::IgnoredOption,
+                format!("{}: {k}: a property of the {} store, not used by {}", prop.origin, other.name, desc.name),
+            ));
         } else if !CORE_PROPERTIES.contains(&k.as_str()) && k != "label" {
-            warnings.push(format!("{}: {k}: not a YCSB core property; no store reads it (ignored)", prop.origin));
+            warnings.push(Warning::new(
+                Code::IgnoredOption,
+                format!("{}: {k}: not a YCSB core property; no store reads it (ignored)", prop.origin),
+            ));
         }
     }
     let dir =
@@ -632,7 +639,7 @@ fn store_properties(
         "histogram.buckets",
     ] {
         if let Some(o) = p.origin(ignored) {
-            warnings.push(format!("{o}: {ignored}: accepted but not acted on by fsbench"));
+            warnings.push(Warning::new(Code::IgnoredOption, format!("{o}: {ignored}: accepted but not acted on by fsbench")));
         }
     }
     Ok((dir, store_props))

@@ -12,6 +12,7 @@ pub mod json;
 pub mod markdown;
 pub mod text;
 
+use crate::result::warning::Warning;
 use crate::result::RunResult;
 use crate::stats::compare::ComparisonDoc;
 use crate::stats::experiment::ExperimentSummary;
@@ -60,7 +61,7 @@ impl Document<'_> {
 
     /// Every warning the document carries, for stderr: a reader of JSON or
     /// of a file must not be the only one to learn of them.
-    pub fn warnings(&self) -> Vec<String> {
+    pub fn warnings(&self) -> Vec<Warning> {
         match self {
             Document::Run(r) => r.warnings.clone(),
             Document::Repeated(d) => d.runs.iter().flat_map(|r| r.warnings.iter().cloned()).chain(d.warnings.iter().cloned()).collect(),

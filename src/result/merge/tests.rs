@@ -107,15 +107,15 @@ fn partial_is_any_failed_is_the_first_and_warnings_are_once_each() {
     let mut a = rank(0, 1, &lats);
     let mut b = rank(0, 1, &lats);
     let mut c = rank(0, 1, &lats);
-    a.warnings = vec!["w1".into(), "w2".into()];
-    b.warnings = vec!["w2".into(), "w3".into()];
+    a.warnings = vec![warn("w1"), warn("w2")];
+    b.warnings = vec![warn("w2"), warn("w3")];
     b.partial = true;
     b.jobs[0].partial = true;
     b.failed = Some("rank 1 failed".into());
     b.jobs[0].error = Some("EIO".into());
     c.failed = Some("rank 2 failed".into());
     let m = merge_runs(&[a, b, c]).unwrap();
-    assert_eq!(m.warnings, ["w1", "w2", "w3"]);
+    assert_eq!(m.warnings, [warn("w1"), warn("w2"), warn("w3")]);
     assert!(m.partial && m.jobs[0].partial);
     assert_eq!(m.failed.as_deref(), Some("rank 1 failed"));
     assert_eq!(m.jobs[0].error.as_deref(), Some("EIO"));
@@ -158,7 +158,11 @@ fn one_rank_merges_to_itself() {
     r.jobs[0].ops[0].active_ns = Some(1_500_000_000);
     r.jobs[0].details = Some(serde_json::json!({"tool": "figures"}));
     r.jobs[0].headline = vec![crate::result::Headline::new("tx_s", "tx/s", 3.0)];
-    r.warnings = vec!["once".into()];
+    r.warnings = vec![warn("once")];
     let m = merge_runs(std::slice::from_ref(&r)).unwrap();
     assert_eq!(serde_json::to_value(&m).unwrap(), serde_json::to_value(&r).unwrap());
+}
+
+fn warn(m: &str) -> crate::result::warning::Warning {
+    crate::result::warning::Warning::new(crate::result::warning::Code::Unclassified, m)
 }

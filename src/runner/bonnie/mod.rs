@@ -38,6 +38,7 @@ use crate::measure::usage::UsageMark;
 use crate::model::bonnie::FileKind;
 use crate::model::bonnie::{BonniePlan, Seed, SemaphoreSet, SyncMode, Test};
 use crate::result::bonnie::{BonnieDetails, PhaseFigure};
+use crate::result::warning::{Code, Warning};
 use crate::result::{GroupResult, Headline, JobResult, OpClass, OpStats, RunResult};
 use crate::runner::events::{Events, Expected, Meter, Warnings};
 use crate::runner::lifecycle::{self, Finished, OneGroup};
@@ -357,7 +358,7 @@ impl OneGroup for Bonnie<'_> {
 
     fn set_up(&mut self, _opts: &RunOptions, warnings: &mut Warnings) -> Result<(), RunError> {
         if let Some(w) = cache_warning(self.plan) {
-            warnings.warn(w);
+            warnings.warn(Warning::new(Code::WorkingSetFitsInRam, w));
         }
         Ok(())
     }

@@ -156,7 +156,7 @@ struct Answers {
 }
 
 impl Events for Answers {
-    fn warning(&self, _: &str) {}
+    fn warning(&self, _: &crate::result::warning::Warning) {}
     fn note(&self, _: &str) {}
     fn measuring(&self, _: &str, _: &Expected, _: std::sync::Arc<Meter>) {}
     fn measured(&self) {}

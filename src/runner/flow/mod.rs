@@ -57,6 +57,7 @@ use crate::measure::usage::UsageMark;
 use crate::model::flow::{FlowPlan, Step};
 use crate::observe::blockdev::DeviceWatch;
 use crate::result::flow::FlowReport;
+use crate::result::warning::{Code, Warning};
 use crate::result::{GroupResult, JobResult, RunResult, Timeline};
 use crate::runner::events::{Expected, Meter, Warnings};
 use crate::runner::{sleep_unless_stopped, Measured, RunError, RunOptions};
@@ -80,8 +81,8 @@ fn run_system(cmd: &str, warnings: &mut Warnings) {
     }
     match c.status() {
         Ok(s) if s.success() => {}
-        Ok(s) => warnings.warn(format!("system \"{cmd}\" exited with {s}")),
-        Err(e) => warnings.warn(format!("system \"{cmd}\" could not run: {e}")),
+        Ok(s) => warnings.warn(Warning::new(Code::SystemCommandFailed, format!("system \"{cmd}\" exited with {s}"))),
+        Err(e) => warnings.warn(Warning::new(Code::SystemCommandFailed, format!("system \"{cmd}\" could not run: {e}"))),
     }
 }
 
@@ -136,7 +137,7 @@ pub(crate) fn run_with(
         match fs.cleanup(opts.keep_files) {
             Ok(Some(note)) => opts.events.note(&format!("fsbench: {note}")),
             Ok(None) => {}
-            Err(e) => warnings.warn(format!("cleanup of fileset '{}': {e}", fs.name)),
+            Err(e) => warnings.warn(Warning::new(Code::CleanupFailed, format!("cleanup of fileset '{}': {e}", fs.name))),
         }
     }
     let (job, group, roots) = outcome?;
@@ -183,14 +184,17 @@ fn prelude_and_run(
 
 fn setup_warnings(plan: &FlowPlan, prog: &program::Program, filesets: &[Fileset], opts: &RunOptions, warnings: &mut Warnings) {
     if plan.eventgen_rate == Some(0) {
-        warnings.warn(
-            "eventgen rate=0: the *limit flowops do not throttle at all (fsbench treats rate 0 as unthrottled; Filebench busy-spins a CPU)"
-                .into(),
-        );
+        warnings.warn(Warning::new(
+            Code::FlowopNoEffect,
+            "eventgen rate=0: the *limit flowops do not throttle at all (fsbench treats rate 0 as unthrottled; Filebench busy-spins a CPU)",
+        ));
     }
     for name in &prog.idle_limits {
         if plan.eventgen_rate.is_none() {
-            warnings.warn(format!("flowop {name}: no eventgen, so it limits nothing and records no ops (as in Filebench)"));
+            warnings.warn(Warning::new(
+                Code::FlowopNoEffect,
+                format!("flowop {name}: no eventgen, so it limits nothing and records no ops (as in Filebench)"),
+            ));
         }
     }
     if !opts.cache_controlled {
@@ -204,7 +208,7 @@ fn setup_warnings(plan: &FlowPlan, prog: &program::Program, filesets: &[Fileset]
             "--cache=cold, directio, or larger filesets",
         );
         if let Some(w) = w.filter(|_| !all_direct) {
-            warnings.warn(w);
+            warnings.warn(Warning::new(Code::WorkingSetFitsInRam, w));
         }
     }
 }
@@ -274,17 +278,15 @@ fn execute(
     });
 
     let (ops, infos) = report::merge(prog, &outs);
-    for out in &outs {
-        for n in &out.notes {
-            warnings.warn(n.clone());
-        }
+    for w in report::thread_notes(&outs) {
+        warnings.warn(w);
     }
     for w in report::shortage_warnings(&infos, plan.mode) {
-        warnings.warn(w);
+        warnings.warn(Warning::new(Code::OutOfFiles, w));
     }
     let error = sh.ctl.error();
     if let Some(e) = &error {
-        warnings.warn(format!("the run stopped on an error: {e}"));
+        warnings.warn(Warning::new(Code::RunStoppedOnError, format!("the run stopped on an error: {e}")));
     }
     let partial = opts.stop.load(Ordering::Relaxed);
     let mut timeline = Timeline { interval_ms: 1000, ..Default::default() };

@@ -6,6 +6,7 @@ use super::program::Program;
 use super::thread::{Shared, ThreadOut};
 use crate::model::flow::{Direction, FlowopKind, QuitMode};
 use crate::result::flow::{FlowopInfo, IntervalStats};
+use crate::result::warning::{few, Code, Warning};
 use crate::result::OpStats;
 use std::sync::atomic::Ordering;
 
@@ -139,6 +140,28 @@ pub fn merge(prog: &Program, outs: &[ThreadOut]) -> (Vec<OpStats>, Vec<FlowopInf
     (ops, infos)
 }
 
+/// What the threads noted ("thread NAME: cannot set nice 5: ..."), one
+/// warning per thing noted, naming a few of the threads that noted it: a
+/// workload of a thousand threads says it once, not a thousand times.
+pub fn thread_notes(outs: &[ThreadOut]) -> Vec<Warning> {
+    let mut said: Vec<(&str, Vec<&str>)> = Vec::new();
+    for n in outs.iter().flat_map(|o| &o.notes) {
+        let (thread, what) = n.strip_prefix("thread ").and_then(|t| t.split_once(": ")).unwrap_or(("", n.as_str()));
+        match said.iter_mut().find(|(w, _)| *w == what) {
+            Some((_, threads)) => threads.push(thread),
+            None => said.push((what, vec![thread])),
+        }
+    }
+    said.into_iter()
+        .map(|(what, threads)| match threads.as_slice() {
+            _ if threads.iter().all(|t| t.is_empty()) => Warning::new(Code::WorkloadNote, what),
+            [one] => Warning::new(Code::WorkloadNote, format!("thread {one}: {what}")),
+            _ => Warning::new(Code::WorkloadNote, format!("{} threads: {what} ({})", threads.len(), few(&threads)))
+                .with_details(threads.iter().map(|t| t.to_string()).collect()),
+        })
+        .collect()
+}
+
 /// Warnings about shortages, in words a user can act on.
 pub fn shortage_warnings(infos: &[FlowopInfo], mode: QuitMode) -> Vec<String> {
     let mut w = Vec::new();
@@ -161,4 +184,25 @@ pub fn shortage_warnings(infos: &[FlowopInfo], mode: QuitMode) -> Vec<String> {
         w.push(format!("flowop {} {what} {times}: {then}", f.name));
     }
     w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_note_of_many_threads_is_one_short_warning() {
+        // A workload of 1,000 threads that may not renice: one line each, before.
+        let outs: Vec<ThreadOut> = (0..1000)
+            .map(|i| ThreadOut { stats: Vec::new(), notes: vec![format!("thread worker-thread-{i}: cannot set nice 5: EPERM")] })
+            .chain(std::iter::once(ThreadOut { stats: Vec::new(), notes: vec!["thread solo: cannot set ioprio 1: EPERM".into()] }))
+            .collect();
+        let w = thread_notes(&outs);
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert_eq!(w[0].code, Code::WorkloadNote);
+        assert!(w[0].message.starts_with("1000 threads: cannot set nice 5: EPERM (worker-thread-0, "), "{}", w[0].message);
+        assert!(w[0].message.ends_with("and 997 more)") && w[0].message.chars().count() <= 200, "{}", w[0].message);
+        assert_eq!(w[0].details.len(), 1000);
+        assert_eq!(w[1].message, "thread solo: cannot set ioprio 1: EPERM");
+    }
 }

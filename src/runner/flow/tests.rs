@@ -142,7 +142,7 @@ fn out_of_files_is_counted_in_timeout_mode() {
     assert_eq!(ended_by(j), "duration");
     assert_eq!(ops(j, "createfile1"), 5);
     assert!(info(j, "createfile1").out_of_files > 100);
-    assert!(r.warnings.iter().any(|w| w.contains("createfile1 found no free file")), "{:?}", r.warnings);
+    assert!(r.warnings.iter().any(|w| w.message.contains("createfile1 found no free file")), "{:?}", r.warnings);
 }
 
 #[test]
@@ -304,7 +304,7 @@ fn limits_without_eventgen_do_nothing() {
     let r = run(&p, &options()).unwrap();
     assert_eq!(ops(&r.jobs[0], "limit"), 0);
     assert!(ops(&r.jobs[0], "statfile1") > 1000);
-    assert!(r.warnings.iter().any(|w| w.contains("no eventgen")));
+    assert!(r.warnings.iter().any(|w| w.message.contains("no eventgen")));
 }
 
 #[test]

@@ -31,6 +31,7 @@ use crate::environment::lock::{lock_path, Lock, LockError};
 use crate::environment::space::Need;
 use crate::model::iozone::{Column, IozonePlan, Test};
 use crate::result::iozone::{CellFigure, IozoneDetails};
+use crate::result::warning::{Code, Warning};
 use crate::result::{GroupResult, Headline, JobResult, OpClass, OpStats, RunResult};
 use crate::runner::buffers::Buffers;
 use crate::runner::events::{Events, Expected, Meter, Warnings};
@@ -515,7 +516,7 @@ impl OneGroup for Iozone<'_> {
 
     fn set_up(&mut self, _opts: &RunOptions, warnings: &mut Warnings) -> Result<(), RunError> {
         if let Some(w) = cache_warning(self.plan, self.files.len() as u64) {
-            warnings.warn(w);
+            warnings.warn(Warning::new(Code::WorkingSetFitsInRam, w));
         }
         Ok(())
     }

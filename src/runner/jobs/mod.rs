@@ -18,6 +18,7 @@ use crate::model::engine;
 use crate::model::job::JobSpec;
 use crate::observe::blockdev::DeviceWatch;
 use crate::result::cmdprio::CmdPrioStats;
+use crate::result::warning::{few, Code, Warning};
 use crate::result::{GroupResult, JobResult, RunResult, Timeline};
 use crate::runner::events::{Meter, Warnings};
 use crate::runner::{envelope, unix_now, Measured, RunError, RunOptions};
@@ -81,38 +82,54 @@ pub fn groups(jobs: &[JobSpec]) -> Groups {
 }
 
 /// Settings that silently do nothing in fio get a warning that says why.
-pub fn warnings_for(spec: &JobSpec) -> Vec<String> {
+pub fn warnings_for(spec: &JobSpec) -> Vec<Warning> {
     let mut w = Vec::new();
     let Some(info) = engine::find(&spec.ioengine) else { return w };
     let name = &spec.name;
     if spec.iodepth > 1 && !info.caps.is_async {
-        w.push(format!(
+        w.push(Warning::new(
+            Code::IodepthNoEffect,
+            format!(
             "job '{name}': iodepth={} has no effect with ioengine={}: a synchronous engine keeps one I/O in flight per thread; use libaio or io_uring (with direct=1) for a deeper queue",
             spec.iodepth, info.name
+            ),
         ));
     }
     if spec.iodepth > 1 && info.caps.is_async && !spec.direct && info.caps.inline_when_buffered {
-        w.push(format!(
+        w.push(Warning::new(
+            Code::IodepthNoEffect,
+            format!(
             "job '{name}': ioengine={} completes buffered I/O inside the submit call, so iodepth={} behaves like iodepth=1; add direct=1",
             info.name, spec.iodepth
+            ),
         ));
     }
     if info.name == "io_uring" && !spec.direct {
-        w.push(format!(
+        w.push(Warning::new(
+            Code::DiffersFromTool,
+            format!(
             "job '{name}': buffered io_uring is served by kernel io-wq worker threads; their CPU is counted in fsbench's CPU figures (fio leaves it out)"
+            ),
         ));
     }
     let e = &spec.engine;
     let own = |set: bool, opt: &str, engine: &str| {
-        (set && info.name != engine)
-            .then(|| format!("job '{name}': {opt} only applies to ioengine={engine}; ioengine={} ignores it", info.name))
+        (set && info.name != engine).then(|| {
+            Warning::new(
+                Code::IgnoredOption,
+                format!("job '{name}': {opt} only applies to ioengine={engine}; ioengine={} ignores it", info.name),
+            )
+        })
     };
     w.extend(own(e.hipri, "hipri", "pvsync2"));
     w.extend(own(e.nowait, "nowait", "pvsync2"));
     w.extend(own(e.donorname.is_some(), "donorname", "e4defrag"));
     w.extend(own(e.inplace, "inplace", "e4defrag"));
     if info.caps.mapped && (spec.direct || spec.sync != crate::model::job::SyncMode::None) {
-        w.push(format!("job '{name}': direct= and sync= do not apply to ioengine=mmap, which copies through a memory mapping"));
+        w.push(Warning::new(
+            Code::IgnoredOption,
+            format!("job '{name}': direct= and sync= do not apply to ioengine=mmap, which copies through a memory mapping"),
+        ));
     }
     if spec.rw.reads() && !spec.direct && !info.caps.diskless && !info.caps.mapped {
         let paths = spec.file_paths(0);
@@ -120,11 +137,17 @@ pub fn warnings_for(spec: &JobSpec) -> Vec<String> {
         // and invalidation drops a block device's cached pages like a file's.
         let node = |p: &std::path::Path| files::is_char_device(p) || crate::environment::safety::is_block_device(p);
         if let Some(fs) = paths.iter().filter(|p| !node(p)).find_map(|p| in_memory_fs(p)) {
-            w.push(format!(
+            w.push(Warning::new(
+                Code::ReadsFromMemory,
+                format!(
                 "job '{name}': its files are on {fs}, which keeps them in memory: fio's cache invalidation (invalidate, fadvise_hint) cannot drop them, so reads measure memory"
+                ),
             ));
         } else if !spec.invalidate {
-            w.push(format!("job '{name}': invalidate=0 keeps the files' cached pages, so reads may be served from memory"));
+            w.push(Warning::new(
+                Code::ReadsFromMemory,
+                format!("job '{name}': invalidate=0 keeps the files' cached pages, so reads may be served from memory"),
+            ));
         }
     }
     w.extend(verify_warnings(spec, info.name));
@@ -133,43 +156,64 @@ pub fn warnings_for(spec: &JobSpec) -> Vec<String> {
 }
 
 /// What fio's verification options do differently here, said once.
-fn verify_warnings(spec: &JobSpec, engine: &str) -> Vec<String> {
+fn verify_warnings(spec: &JobSpec, engine: &str) -> Vec<Warning> {
     let v = &spec.verify;
     let name = &spec.name;
     let mut w = Vec::new();
     let Some(method) = v.method else {
         if v.only || v.backlog > 0 || v.pattern.is_some() {
-            w.push(format!("job '{name}': verify options without verify= do nothing"));
+            w.push(Warning::new(Code::IgnoredOption, format!("job '{name}': verify options without verify= do nothing")));
         }
         return w;
     };
     if v.async_threads > 0 {
-        w.push(format!("job '{name}': verify_async={} runs synchronously: fsbench checks blocks in the job's own thread", v.async_threads));
+        w.push(Warning::new(
+            Code::DiffersFromTool,
+            format!("job '{name}': verify_async={} runs synchronously: fsbench checks blocks in the job's own thread", v.async_threads),
+        ));
     }
     if spec.options.iter().any(|(k, val)| k == "verify_state_save" && !matches!(val.as_str(), "0" | "false" | "no" | "off")) {
-        w.push(format!("job '{name}': verify_state_save is accepted but writes nothing: fsbench keeps no verify state files"));
+        w.push(Warning::new(
+            Code::IgnoredOption,
+            format!("job '{name}': verify_state_save is accepted but writes nothing: fsbench keeps no verify state files"),
+        ));
     }
     if spec.rw.writes() && v.do_verify && spec.numjobs > 1 && !spec.filenames.is_empty() {
-        w.push(format!(
+        w.push(Warning::new(
+            Code::VerifyLimited,
+            format!(
             "job '{name}': its {} clones write the same file(s), so one may overwrite another's blocks and fail their verification (fio warns alike)",
             spec.numjobs
+            ),
         ));
     }
     if v.state_load {
-        w.push(format!("job '{name}': verify_state_load is ignored: fsbench keeps no verify state files; verify_only checks every block the job writes"));
+        w.push(Warning::new(
+            Code::IgnoredOption,
+            format!("job '{name}': verify_state_load is ignored: fsbench keeps no verify state files; verify_only checks every block the job writes"),
+        ));
     }
     if spec.rw.writes() && v.do_verify && spec.time_based && spec.runtime.is_some() && v.backlog == 0 && !spec.rw.reads() {
-        w.push(format!("job '{name}': the verification read phase will never start because the write phase uses all of runtime (as in fio); add verify_backlog"));
+        w.push(Warning::new(
+            Code::VerifyLimited,
+            format!("job '{name}': the verification read phase will never start because the write phase uses all of runtime (as in fio); add verify_backlog"),
+        ));
     }
     if engine == "null" {
-        w.push(format!("job '{name}': ioengine=null moves no data, so verify={} only pretends to check (as in fio)", method.name()));
+        w.push(Warning::new(
+            Code::VerifyLimited,
+            format!("job '{name}': ioengine=null moves no data, so verify={} only pretends to check (as in fio)", method.name()),
+        ));
     }
     if spec.rw.writes() && (spec.buffer.refill || v.pattern.as_ref().is_some_and(|p| !p.offset_at.is_empty())) && method.checksum_len() > 0
     {
-        w.push(format!(
-            "job '{name}': {} makes each write's content new, so its {} checksum is computed in the write path, as fio does",
-            if spec.buffer.refill { "refill_buffers" } else { "verify_pattern with %o" },
-            method.name()
+        w.push(Warning::new(
+            Code::DiffersFromTool,
+            format!(
+                "job '{name}': {} makes each write's content new, so its {} checksum is computed in the write path, as fio does",
+                if spec.buffer.refill { "refill_buffers" } else { "verify_pattern with %o" },
+                method.name()
+            ),
         ));
     }
     w
@@ -210,7 +254,7 @@ pub(crate) fn run(jobs: Vec<JobSpec>, opts: &RunOptions, layout: &str) -> Result
     }
     if !opts.cache_controlled {
         if let Some(w) = cache_warning(&jobs) {
-            warnings.warn(w);
+            warnings.warn(Warning::new(Code::WorkingSetFitsInRam, w));
         }
     }
     for j in &jobs {
@@ -236,11 +280,12 @@ pub(crate) fn run(jobs: Vec<JobSpec>, opts: &RunOptions, layout: &str) -> Result
         }
         if end_run.load(Ordering::Relaxed) {
             let names: Vec<&str> = all_groups.run[k..].iter().flatten().map(|&j| jobs[j].name.as_str()).collect();
-            warnings.warn(format!(
+            let message = format!(
                 "exitall with exit_what=all ended the run after group {}: job(s) {} did not run (as in fio)",
                 all_groups.gid[members[0]].saturating_sub(1),
-                names.join(", ")
-            ));
+                few(&names)
+            );
+            warnings.warn(Warning::new(Code::JobsNotRun, message).with_details(names.iter().map(|n| n.to_string()).collect()));
             break;
         }
         match run_group(members, &all_groups.gid, &jobs, opts, &end_run, &mut ledger, &mut targets) {
@@ -258,7 +303,7 @@ pub(crate) fn run(jobs: Vec<JobSpec>, opts: &RunOptions, layout: &str) -> Result
     let cleanup_all = (partial || failure.is_some()) && !opts.keep_files;
     let unlink: Vec<PathBuf> = if opts.keep_files { Vec::new() } else { jobs.iter().filter(|j| j.unlink).flat_map(job_paths).collect() };
     for e in ledger.remove_where(|p| cleanup_all || unlink.iter().any(|u| u == p)) {
-        warnings.warn(e);
+        warnings.warn(Warning::new(Code::CleanupFailed, e));
     }
     ledger.hand_over();
     if let Some(e) = failure {
@@ -598,7 +643,7 @@ mod tests {
     #[test]
     fn buffered_reads_of_a_block_device_are_not_memory_though_its_node_is_on_devtmpfs() {
         let reads = |p: &Path| JobSpec { rw: crate::model::job::RwKind::Read, filenames: vec![p.into()], ..JobSpec::new("r") };
-        let in_memory = |w: Vec<String>| w.iter().any(|w| w.contains("keeps them in memory"));
+        let in_memory = |w: Vec<Warning>| w.iter().any(|w| w.code == Code::ReadsFromMemory && w.message.contains("keeps them in memory"));
         if Path::new("/dev/shm").is_dir() {
             assert!(in_memory(warnings_for(&reads(Path::new("/dev/shm/fsbench-no-such-file")))), "a file on tmpfs is memory");
         }

@@ -18,6 +18,7 @@
 use crate::model::job::JobSpec;
 use crate::model::job_steady::{LatencyTarget, SteadyMetric, SteadyState};
 use crate::result::steady::SteadyReport;
+use crate::result::warning::{Code, Warning};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -42,12 +43,15 @@ pub fn check_groups(jobs: &[JobSpec], groups: &[Vec<usize>]) -> Result<(), Strin
 }
 
 /// What the options do differently here, said once per job.
-pub fn warnings(spec: &JobSpec, engine: &str, is_async: bool) -> Vec<String> {
+pub fn warnings(spec: &JobSpec, engine: &str, is_async: bool) -> Vec<Warning> {
     let mut w = Vec::new();
     if spec.misc.latency.enabled() && !is_async {
-        w.push(format!(
-            "job '{}': latency_target with ioengine={engine}: a synchronous engine keeps one I/O in flight, so the queue-depth search can only report depth 1",
-            spec.name
+        w.push(Warning::new(
+            Code::IodepthNoEffect,
+            format!(
+                "job '{}': latency_target with ioengine={engine}: a synchronous engine keeps one I/O in flight, so the queue-depth search can only report depth 1",
+                spec.name
+            ),
         ));
     }
     w

@@ -1,4 +1,5 @@
 use super::*;
+use crate::result::warning::{Code, Warning};
 use crate::runner::events::Collect;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -53,7 +54,7 @@ impl OneGroup for Fake {
         self.step("claim")
     }
     fn set_up(&mut self, _: &RunOptions, warnings: &mut Warnings) -> Result<(), RunError> {
-        warnings.warn("set-up says so".into());
+        warnings.warn(Warning::new(Code::Unclassified, "set-up says so"));
         self.step("set_up")
     }
     fn arm(&mut self, _: &RunOptions) -> Result<(), RunError> {
@@ -104,7 +105,7 @@ fn the_stages_run_in_order_and_the_result_is_wrapped() {
     assert_eq!(r.jobs.len(), 1);
     assert_eq!(r.jobs[0].name, "ran 7");
     assert!(!r.partial);
-    assert_eq!(r.warnings, ["set-up says so"]);
+    assert_eq!(r.warnings, [Warning::new(Code::Unclassified, "set-up says so")]);
     assert_eq!(r.groups.len(), 1);
     assert!(r.groups[0].started_unix_ns.is_some(), "the window says when it opened");
 }

@@ -14,6 +14,7 @@ use crate::environment::cleanup::{self, Token};
 use crate::kvstore::{self, Status, StoreConfig};
 use crate::model::store;
 use crate::model::ycsb::{Interval, Measurement, Phase, YcsbPlan};
+use crate::result::warning::{Code, Warning};
 use crate::result::ycsb::YcsbDetails;
 use crate::result::{GroupResult, Headline, JobResult, OpClass, OpStats, RunResult};
 use crate::runner::events::{Expected, Meter, Warnings};
@@ -137,11 +138,14 @@ impl OneGroup for Ycsb<'_> {
         }
         self.shared_device = plan.store.dir.as_deref().and_then(crate::environment::safety::shared_device);
         if let (Some(why), Some(d)) = (&self.shared_device, &plan.store.dir) {
-            warnings.warn(format!(
-                "{}.dir={}: {why}: the device's bytes and the write amplification count that I/O too and are upper bounds, \
+            warnings.warn(Warning::new(
+                Code::DeviceShared,
+                format!(
+                    "{}.dir={}: {why}: the device's bytes and the write amplification count that I/O too and are upper bounds, \
                  not the store's own (a store on a device of its own, such as an experiment's managed target, gives its own)",
-                desc.name,
-                d.display()
+                    desc.name,
+                    d.display()
+                ),
             ));
         }
         Ok(())
@@ -256,7 +260,10 @@ impl OneGroup for Ycsb<'_> {
 
     fn finish(self, ran: Ran, _: &mut GroupResult, _: &RunOptions, warnings: &mut Warnings) -> Result<Finished, RunError> {
         if let Some(e) = ran.outcomes.iter().find_map(|o| o.first_op_error.clone()) {
-            warnings.warn(format!("the store answered ERROR (counted as Return=ERROR, as YCSB does); the first: {e}"));
+            warnings.warn(Warning::new(
+                Code::OperationsFailed,
+                format!("the store answered ERROR (counted as Return=ERROR, as YCSB does); the first: {e}"),
+            ));
         }
         let job = result(self.plan, ran, self.shared_device, warnings);
         let partial = job.partial;
@@ -607,10 +614,13 @@ fn failed_operations(returns: &BTreeMap<String, BTreeMap<String, u64>>, warnings
             "every one of the {all} operations failed ({list}): nothing completed, so this is not a measurement \
              (does the store hold the records this run asks for: the same table, recordcount, insertstart and insertorder as the load?)"
         );
-        warnings.warn(e.clone());
+        warnings.warn(Warning::new(Code::OperationsFailed, e.clone()));
         return Some(e);
     }
-    warnings.warn(format!("{} of {all} operations failed ({list}); the figures count them apart (-FAILED metrics)", all - ok));
+    warnings.warn(Warning::new(
+        Code::OperationsFailed,
+        format!("{} of {all} operations failed ({list}); the figures count them apart (-FAILED metrics)", all - ok),
+    ));
     None
 }
 

@@ -8,6 +8,7 @@ use super::lexer::clip;
 use super::lower::{Got, Locals, Lower};
 use super::{suggest, WmlError};
 use crate::model::flow::*;
+use crate::result::warning::{Code, Warning};
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
@@ -155,10 +156,13 @@ impl<'a> Lower<'a> {
                 // directory width"): each entry in a directory of its own
                 // (see runner::flow::fileset::layout).
                 let at = self.err(pos, "").to_string();
-                self.warnings.push(format!(
-                    "{at}{entity} has no dirwidth: using Filebench's default 0, which puts each of its {} entries \
+                self.warnings.push(Warning::new(
+                    Code::DefaultApplied,
+                    format!(
+                        "{at}{entity} has no dirwidth: using Filebench's default 0, which puts each of its {} entries \
                      in a directory of its own under the fileset's root (give dirwidth=N for N entries per directory)",
-                    entries.saturating_add(leafdirs)
+                        entries.saturating_add(leafdirs)
+                    ),
                 ));
                 Num::Fixed(0)
             }
@@ -221,9 +225,12 @@ impl<'a> Lower<'a> {
         if !explicit && !self.warned14 {
             self.warned14 = true;
             let why = self.facts.dialect14.clone().unwrap_or_default();
-            self.warnings.push(format!(
-                "Filebench 1.4 script ({why}): a fileset's size is the mean of a gamma distribution with shape 1.5 \
+            self.warnings.push(Warning::new(
+                Code::DefaultApplied,
+                format!(
+                    "Filebench 1.4 script ({why}): a fileset's size is the mean of a gamma distribution with shape 1.5 \
                  (1.4's default filesizegamma=1500), first for {name} (size={mean}); add filesizegamma=0 for fixed sizes"
+                ),
             ));
         }
         self.randvars.push(RandVar {
@@ -407,9 +414,12 @@ impl<'a> Lower<'a> {
             if !self.warned_finish14 {
                 self.warned_finish14 = true;
                 let at = self.err(f.ty_pos, "").to_string();
-                self.warnings.push(format!(
-                    "{at}Filebench 1.4 script ({why}): flowop {ty} without 'set mode quit' ends the run when it reaches its value, \
+                self.warnings.push(Warning::new(
+                    Code::DiffersFromTool,
+                    format!(
+                        "{at}Filebench 1.4 script ({why}): flowop {ty} without 'set mode quit' ends the run when it reaches its value, \
                      as in Filebench 1.4 (1.5 refuses it)"
+                    ),
                 ));
             }
         }

@@ -16,6 +16,7 @@ use super::randvar::describe;
 use super::scan::{scan, Facts};
 use super::{suggest, Parsed, WmlError, WmlOptions, DEFAULT_SEED};
 use crate::model::flow::*;
+use crate::result::warning::{Code, Warning};
 use std::cell::Cell;
 use std::collections::HashMap;
 
@@ -62,7 +63,7 @@ struct Binding {
 
 pub struct Lower<'a> {
     pub file: String,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
     pub facts: Facts,
     /// `--set` values with the text the user gave.
     overrides: HashMap<String, (Val, String)>,
@@ -132,7 +133,8 @@ pub fn build(stmts: &[Stmt], origin: &str, name: &str, opts: &WmlOptions) -> Res
     let mut ended: Option<&'static str> = None;
     for (i, st) in stmts.iter().enumerate() {
         if let Some(why) = ended {
-            lw.warnings.push(format!("line {}: ignored: after {why} ({})", st.pos.line, st.kind.keyword()));
+            lw.warnings
+                .push(Warning::new(Code::IgnoredOption, format!("line {}: ignored: after {why} ({})", st.pos.line, st.kind.keyword())));
             continue;
         }
         match &st.kind {
@@ -165,9 +167,10 @@ pub fn build(stmts: &[Stmt], origin: &str, name: &str, opts: &WmlOptions) -> Res
                 ended = Some("psrun");
             }
             StmtKind::Create(CreateWhat::Files) => prelude.push(Step::CreateFiles),
-            StmtKind::Create(CreateWhat::Processes) => {
-                lw.warnings.push(format!("line {}: create processes: accepted, no effect (processes start at the run)", st.pos.line))
-            }
+            StmtKind::Create(CreateWhat::Processes) => lw.warnings.push(Warning::new(
+                Code::IgnoredOption,
+                format!("line {}: create processes: accepted, no effect (processes start at the run)", st.pos.line),
+            )),
             StmtKind::Eventgen(attrs) => eventgen = Some(attrs.as_slice()),
             StmtKind::Sleep(v) => prelude.push(Step::Sleep(lw.uint_now("sleep", v)?)),
             StmtKind::System(v) => prelude.push(Step::System(lw.text_now(v)?)),
@@ -178,9 +181,12 @@ pub fn build(stmts: &[Stmt], origin: &str, name: &str, opts: &WmlOptions) -> Res
             }
             StmtKind::Debug(v) => {
                 lw.uint_now("debug", v)?;
-                lw.warnings.push(format!("line {}: debug: ignored (fsbench has no debug levels)", st.pos.line));
+                lw.warnings
+                    .push(Warning::new(Code::IgnoredOption, format!("line {}: debug: ignored (fsbench has no debug levels)", st.pos.line)));
             }
-            StmtKind::List(_) => lw.warnings.push(format!("line {}: list: ignored (the plan is in the report)", st.pos.line)),
+            StmtKind::List(_) => lw
+                .warnings
+                .push(Warning::new(Code::IgnoredOption, format!("line {}: list: ignored (the plan is in the report)", st.pos.line))),
             StmtKind::EnableLathist => lathist = true,
             StmtKind::Usage(_) => {}
             StmtKind::Vars => {
@@ -215,7 +221,8 @@ pub fn build(stmts: &[Stmt], origin: &str, name: &str, opts: &WmlOptions) -> Res
         (Some(s), _) => (s, "--runtime"),
         (None, Some(r)) => (r.duration.unwrap_or(DEFAULT_RUN_S), r.keyword),
         (None, None) => {
-            lw.warnings.push(format!("no run line: running {DEFAULT_RUN_S} s (give --runtime to choose)"));
+            lw.warnings
+                .push(Warning::new(Code::DefaultApplied, format!("no run line: running {DEFAULT_RUN_S} s (give --runtime to choose)")));
             (DEFAULT_RUN_S, "default")
         }
     };

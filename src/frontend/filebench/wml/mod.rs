@@ -99,7 +99,7 @@ pub struct WmlOptions {
 #[derive(Debug)]
 pub struct Parsed {
     pub plan: FlowPlan,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::result::warning::Warning>,
 }
 
 /// An error with its location: `file` is the workload's origin (or

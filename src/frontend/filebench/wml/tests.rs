@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::model::flow::*;
+use crate::result::warning::Warning;
 
 fn opts() -> WmlOptions {
     WmlOptions::default()
@@ -196,7 +197,7 @@ psrun -5 30
     assert_eq!(p.prelude[4], Step::Echo("n=4 $n".into()));
     assert_eq!(p.prelude[5], Step::Echo("$d = /data/x y\n$n = 4\n$flag = false\n$w = word".into()));
     for w in ["debug", "list", "create processes"] {
-        assert!(parsed.warnings.iter().any(|x| x.contains(w)), "no warning about {w}: {:?}", parsed.warnings);
+        assert!(parsed.warnings.iter().any(|x| x.message.contains(w)), "no warning about {w}: {:?}", parsed.warnings);
     }
 
     let f1 = &p.filesets[0];
@@ -313,7 +314,7 @@ fn runtime_with_and_without_a_run_line() {
     assert_eq!((p.run.duration_s, p.run.duration_from.as_str()), (7, "--runtime"));
     let parsed = parse_with(PROC, &opts());
     assert_eq!((parsed.plan.run.duration_s, parsed.plan.run.duration_from.as_str()), (60, "default"));
-    assert!(parsed.warnings.iter().any(|w| w.contains("no run line") && w.contains("60")), "{:?}", parsed.warnings);
+    assert!(parsed.warnings.iter().any(|w| w.message.contains("no run line") && w.message.contains("60")), "{:?}", parsed.warnings);
     let p = plan(&format!("{PROC}run"));
     assert_eq!((p.run.duration_s, p.run.duration_from.as_str()), (60, "run"));
     let e = err_with(PROC, &WmlOptions { runtime_s: Some(0), ..WmlOptions::default() });
@@ -336,10 +337,11 @@ fn psrun_periods() {
 fn statements_after_run_or_quit_are_ignored_with_warnings() {
     let parsed = parse_with(&format!("{PROC}run 5\necho \"late\"\nset $x=1"), &opts());
     assert!(parsed.plan.prelude.is_empty());
-    assert_eq!(parsed.warnings, vec!["line 3: ignored: after run (echo)".to_string(), "line 4: ignored: after run (set)".to_string()]);
+    let said: Vec<&str> = parsed.warnings.iter().map(|w| w.message.as_str()).collect();
+    assert_eq!(said, ["line 3: ignored: after run (echo)", "line 4: ignored: after run (set)"]);
     let parsed = parse_with(&format!("{PROC}quit\ndefine process name=q {{ thread name=t {{ flowop hog name=h }} }}"), &opts());
     assert_eq!(parsed.plan.processes.len(), 1);
-    assert!(parsed.warnings.iter().any(|w| w.contains("line 3: ignored: after quit")), "{:?}", parsed.warnings);
+    assert!(parsed.warnings.iter().any(|w| w.message.contains("line 3: ignored: after quit")), "{:?}", parsed.warnings);
     // Syntax errors after the run line still count.
     err_at(&format!("{PROC}run 5\nset = 4"), 3, 5, &["expected a $variable or mode"]);
 }
@@ -534,12 +536,12 @@ fn composite_expansion_is_bounded() {
 fn fileset_without_dirwidth_gets_filebenchs_default_with_a_located_warning() {
     let parsed = parse_with(&format!("set $dir=/x\n\ndefine fileset name=flat,path=$dir,entries=12\n{PROC}"), &opts());
     assert_eq!(parsed.plan.filesets[0].dirwidth, Num::Fixed(0));
-    let w: Vec<&String> = parsed.warnings.iter().filter(|w| w.contains("dirwidth")).collect();
+    let w: Vec<&Warning> = parsed.warnings.iter().filter(|w| w.message.contains("dirwidth")).collect();
     assert_eq!(w.len(), 1, "{:?}", parsed.warnings);
-    assert!(w[0].starts_with("t.f:3:1: fileset flat has no dirwidth") && w[0].contains("default 0"), "{}", w[0]);
+    assert!(w[0].message.starts_with("t.f:3:1: fileset flat has no dirwidth") && w[0].message.contains("default 0"), "{}", w[0]);
     // One entry needs no width and gets no warning; an explicit width below 2 stays an error.
     let parsed = parse_with(&format!("define fileset name=one,path=/x,entries=1\n{PROC}"), &opts());
-    assert!(parsed.warnings.iter().all(|w| !w.contains("dirwidth")), "{:?}", parsed.warnings);
+    assert!(parsed.warnings.iter().all(|w| !w.message.contains("dirwidth")), "{:?}", parsed.warnings);
     err_on(&format!("define fileset name=a,path=/y,entries=2,dirwidth=0\n{PROC}"), "0\n", &["dirwidth must be at least 2"]);
 }
 
@@ -551,10 +553,11 @@ fn finishon_without_quit_mode_runs_in_a_14_script_only() {
     let parsed = parse_with(&text, &opts());
     assert_eq!(parsed.plan.mode, QuitMode::Timeout);
     assert_eq!(flowops(&parsed.plan)[1].kind, FlowopKind::FinishOnCount);
-    let w: Vec<&String> = parsed.warnings.iter().filter(|w| w.contains("finishoncount")).collect();
+    let w: Vec<&Warning> = parsed.warnings.iter().filter(|w| w.message.contains("finishoncount")).collect();
     assert_eq!(w.len(), 1, "{:?}", parsed.warnings);
     assert!(
-        w[0].starts_with("t.f:4:9: Filebench 1.4 script (fileset attribute cached at line 1)") && w[0].contains("ends the run"),
+        w[0].message.starts_with("t.f:4:9: Filebench 1.4 script (fileset attribute cached at line 1)")
+            && w[0].message.contains("ends the run"),
         "{}",
         w[0]
     );
@@ -600,9 +603,9 @@ warmup 3
     assert_eq!(p.run.warmup_s, 3);
     let Some(Step::Echo(vars)) = p.prelude.first() else { panic!("{:?}", p.prelude) };
     assert!(vars.contains("$half = 50") && vars.contains("$iosz = randvar(gamma, mean=8192, shape=1)"), "{vars}");
-    let w: Vec<&String> = parsed.warnings.iter().filter(|w| w.contains("1.4")).collect();
+    let w: Vec<&Warning> = parsed.warnings.iter().filter(|w| w.message.contains("1.4")).collect();
     assert_eq!(w.len(), 1, "{:?}", parsed.warnings);
-    assert!(w[0].contains("usage at line 2") && w[0].contains("big"), "{}", w[0]);
+    assert!(w[0].message.contains("usage at line 2") && w[0].message.contains("big"), "{}", w[0]);
 
     // A 1.5 script keeps constant sizes constant.
     let p = plan(&format!("define fileset name=a,path=/x,size=16k\n{PROC}"));

@@ -24,6 +24,7 @@ pub mod tracefs;
 pub mod tracepoints;
 
 use crate::host::blockdev::BlockDev;
+use crate::model::warning::{Code, Warning};
 use crate::observe::trace::record::{cat, RecordSink};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -154,7 +155,7 @@ pub struct Captured {
     /// What could not be put back when the capture ended (the records
     /// are complete; the machine's tracing settings are not as they were).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
     /// The undo steps that failed, for the caller to try again or keep on record.
     #[serde(skip)]
     pub undo_failed: Vec<Undo>,
@@ -347,7 +348,11 @@ impl Capture {
             counters: s.counters,
             kernel_events_read: s.ring_events,
             notes,
-            warnings: s.undo_failed.iter().map(|(u, e)| format!("trace: the capture is complete, but could not {u}: {e}")).collect(),
+            warnings: s
+                .undo_failed
+                .iter()
+                .map(|(u, e)| Warning::new(Code::TraceNotRestored, format!("trace: the capture is complete, but could not {u}: {e}")))
+                .collect(),
             undo_failed: s.undo_failed.into_iter().map(|(u, _)| u).collect(),
         };
         Ok((captured, s.sink))
