@@ -13,6 +13,6 @@ cd "$(dirname "$0")/.."
 pkgs=(pkg-config libclang-dev librocksdb-dev libsqlite3-dev util-linux e2fsprogs xfsprogs btrfs-progs)
 . scripts/apt.sh
 apt_install setup "${pkgs[@]}"
-echo "setup: building the release binary (cargo build --release; 3 to 6 minutes on 2 cores the first time)" >&2
+echo "setup: building the release binary (cargo build --release; about 4 to 5 minutes on 2 cores the first time)" >&2
 cargo build --release
 echo "setup: ready: target/release/fsbench" >&2
