@@ -59,10 +59,12 @@ struct Replay<'a> {
 
 /// What the replayer did, taken out of it once it stops.
 struct Replayed {
+    /// The next I/O of the trace to issue: how many were issued.
     next: usize,
     elapsed: Duration,
     stats: Vec<OpStats>,
     timeline: Timeline,
+    /// A surface scan's latency per I/O (ns; 0 until it completes).
     lat_of: Vec<u64>,
     max_inflight: u32,
     late: u64,
@@ -168,10 +170,10 @@ impl OneGroup for Replay<'_> {
         };
         let mut r = Replayer::new(self.plan, engine, bufs, meter.clone());
         r.run(opts);
-        let Replayer { engine, next, elapsed, stats, timeline, lat_of, max_inflight, late, max_lag_ns, error, .. } = r;
+        let Replayer { engine, done, .. } = r;
         // The engine is stopped at teardown, outside the window.
         self.engine = Some(engine);
-        Ok(Replayed { next, elapsed, stats, timeline, lat_of, max_inflight, late, max_lag_ns, error })
+        Ok(done)
     }
 
     fn tear_down(&mut self, _opts: &RunOptions, _ran: Option<&Replayed>) -> Result<(), RunError> {
@@ -257,17 +259,9 @@ struct Replayer<'a> {
     batch: Vec<u32>,
     comps: Vec<Completion>,
     inflight: usize,
-    next: usize,
     t0: Instant,
-    elapsed: Duration,
-    stats: Vec<OpStats>,
-    timeline: Timeline,
-    /// A surface scan's latency per I/O (ns; 0 until it completes).
-    lat_of: Vec<u64>,
-    max_inflight: u32,
-    late: u64,
-    max_lag_ns: u64,
-    error: Option<String>,
+    /// What it has done so far, handed out whole when it stops.
+    done: Replayed,
     meter: std::sync::Arc<crate::runner::events::Meter>,
 }
 
@@ -312,16 +306,18 @@ impl<'a> Replayer<'a> {
             batch: Vec::with_capacity(depth),
             comps: vec![Completion::default(); depth],
             inflight: 0,
-            next: 0,
             t0: now,
-            elapsed: Duration::ZERO,
-            stats,
-            timeline,
-            lat_of: if plan.surface.is_some() { vec![0; plan.ios.len()] } else { Vec::new() },
-            max_inflight: 0,
-            late: 0,
-            max_lag_ns: 0,
-            error: None,
+            done: Replayed {
+                next: 0,
+                elapsed: Duration::ZERO,
+                stats,
+                timeline,
+                lat_of: if plan.surface.is_some() { vec![0; plan.ios.len()] } else { Vec::new() },
+                max_inflight: 0,
+                late: 0,
+                max_lag_ns: 0,
+                error: None,
+            },
             meter,
         }
     }
@@ -334,19 +330,19 @@ impl<'a> Replayer<'a> {
         self.t0 = Instant::now();
         let mut last_meter = self.t0;
         loop {
-            let stopping = opts.stop.load(Ordering::Relaxed) || self.error.is_some();
+            let stopping = opts.stop.load(Ordering::Relaxed) || self.done.error.is_some();
             if !stopping {
                 self.issue_due();
             }
-            if self.inflight == 0 && (stopping || self.next == self.ios.len()) {
+            if self.inflight == 0 && (stopping || self.done.next == self.ios.len()) {
                 break;
             }
             let room = self.inflight < self.depth;
-            if self.inflight > 0 && (stopping || !room || self.next == self.ios.len() || self.speed == Speed::Max) {
+            if self.inflight > 0 && (stopping || !room || self.done.next == self.ios.len() || self.speed == Speed::Max) {
                 self.reap(1);
             } else {
                 // As recorded, room to issue, the next I/O not yet due.
-                let due = self.t0 + Duration::from_nanos(self.ios[self.next].at_ns);
+                let due = self.t0 + Duration::from_nanos(self.ios[self.done.next].at_ns);
                 let wait = due.saturating_duration_since(Instant::now());
                 if self.inflight > 0 {
                     if self.reap(0) == 0 {
@@ -358,18 +354,18 @@ impl<'a> Replayer<'a> {
             }
             if last_meter.elapsed() > Duration::from_millis(200) {
                 last_meter = Instant::now();
-                let (ops, bytes) = self.stats.iter().fold((0, 0), |(o, b), s| (o + s.ops, b + s.bytes));
+                let (ops, bytes) = self.done.stats.iter().fold((0, 0), |(o, b), s| (o + s.ops, b + s.bytes));
                 self.meter.ops.store(ops, Ordering::Relaxed);
                 self.meter.bytes.store(bytes, Ordering::Relaxed);
             }
         }
-        self.elapsed = self.t0.elapsed();
+        self.done.elapsed = self.t0.elapsed();
     }
 
     /// Hands the engine every I/O that is due while there is room, then submits them.
     fn issue_due(&mut self) {
-        while self.next < self.ios.len() && self.inflight + self.batch.len() < self.depth && self.error.is_none() {
-            let io = self.ios[self.next];
+        while self.done.next < self.ios.len() && self.inflight + self.batch.len() < self.depth && self.done.error.is_none() {
+            let io = self.ios[self.done.next];
             let now = Instant::now();
             if self.speed == Speed::AsRecorded {
                 let due = self.t0 + Duration::from_nanos(io.at_ns);
@@ -378,41 +374,41 @@ impl<'a> Replayer<'a> {
                 }
                 let lag = now - due;
                 if lag > LATE {
-                    self.late += 1;
+                    self.done.late += 1;
                 }
-                self.max_lag_ns = self.max_lag_ns.max(lag.as_nanos() as u64);
+                self.done.max_lag_ns = self.done.max_lag_ns.max(lag.as_nanos() as u64);
             }
             let slot = self.free.pop().expect("a free slot while fewer than depth are in flight");
-            self.slots[slot as usize] = Slot { start: now, submitted: now, idx: self.next as u32 };
+            self.slots[slot as usize] = Slot { start: now, submitted: now, idx: self.done.next as u32 };
             let op = match io.dir {
                 Dir::Read => IoOp::Read,
                 Dir::Write => IoOp::Write,
                 Dir::Trim => IoOp::Trim,
             };
             let unit = IoUnit { op, file: 0, offset: io.offset, len: io.len, buf: self.bufs.slot(slot as usize), slot, prio: 0 };
-            self.next += 1;
+            self.done.next += 1;
             match self.engine.queue(&unit) {
                 Ok(Queued::Done(res)) => {
-                    self.max_inflight = self.max_inflight.max(1);
+                    self.done.max_inflight = self.done.max_inflight.max(1);
                     self.complete(slot, res, Instant::now());
                 }
                 Ok(Queued::Pending) => self.batch.push(slot),
                 Err(e) => {
-                    self.error = Some(format!("queue: {e}"));
+                    self.done.error = Some(format!("queue: {e}"));
                     self.free.push(slot);
                 }
             }
         }
         if !self.batch.is_empty() {
             if let Err(e) = self.engine.commit() {
-                self.error = Some(format!("submit: {e}"));
+                self.done.error = Some(format!("submit: {e}"));
             }
             let t = Instant::now();
             for &s in &self.batch {
                 self.slots[s as usize].submitted = t;
             }
             self.inflight += self.batch.len();
-            self.max_inflight = self.max_inflight.max(self.inflight as u32);
+            self.done.max_inflight = self.done.max_inflight.max(self.inflight as u32);
             self.batch.clear();
         }
     }
@@ -430,7 +426,7 @@ impl<'a> Replayer<'a> {
             }
             Err(e) => {
                 // What is in flight can no longer be accounted for: stop.
-                self.error = Some(format!("reap: {e}"));
+                self.done.error = Some(format!("reap: {e}"));
                 self.inflight = 0;
                 0
             }
@@ -443,13 +439,13 @@ impl<'a> Replayer<'a> {
         let s = self.slots[slot as usize];
         self.free.push(slot);
         let io = self.ios[s.idx as usize];
-        let st = &mut self.stats[io.dir as usize];
+        let st = &mut self.done.stats[io.dir as usize];
         if res != io.len as i64 {
             st.errors += 1;
-            if self.error.is_none() {
+            if self.done.error.is_none() {
                 let what =
                     if res < 0 { std::io::Error::from_raw_os_error(-res as i32).to_string() } else { format!("{res} bytes transferred") };
-                self.error = Some(format!("I/O #{} ({} of {} bytes at byte {}): {what}", s.idx + 1, io.dir.name(), io.len, io.offset));
+                self.done.error = Some(format!("I/O #{} ({} of {} bytes at byte {}): {what}", s.idx + 1, io.dir.name(), io.len, io.offset));
             }
             return;
         }
@@ -461,12 +457,12 @@ impl<'a> Replayer<'a> {
             sl.record(s.submitted.duration_since(s.start).as_nanos() as u64);
             cl.record(t.duration_since(s.submitted).as_nanos() as u64);
         }
-        if let Some(l) = self.lat_of.get_mut(s.idx as usize) {
+        if let Some(l) = self.done.lat_of.get_mut(s.idx as usize) {
             *l = lat.max(1);
         }
         let sec = t.duration_since(self.t0).as_secs() as usize;
         let name = io.dir.name();
-        for (series, v) in [(&mut self.timeline.ops, 1), (&mut self.timeline.bytes, io.len as u64)] {
+        for (series, v) in [(&mut self.done.timeline.ops, 1), (&mut self.done.timeline.bytes, io.len as u64)] {
             if let Some(x) = series.get_mut(name) {
                 if x.len() <= sec {
                     x.resize(sec + 1, 0);

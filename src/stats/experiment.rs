@@ -187,100 +187,9 @@ pub fn summarize_experiment(name: &str, runs: &[ExperimentRun], planned: usize) 
         let results: Vec<_> = rs.iter().map(|r| r.result.clone()).collect();
         let per_run = collect(&results);
         let mut metrics: BTreeMap<_, _> = per_run.iter().map(|(m, v)| (m.clone(), summarize(v))).collect();
-        let extra = |f: &dyn Fn(&ExperimentRun) -> Option<f64>| -> Option<Summary> {
-            let xs: Vec<f64> = rs.iter().filter_map(|r| f(r)).collect();
-            (!rs.is_empty() && xs.len() == rs.len()).then(|| summarize(&xs))
-        };
-        let mib = |b: u64| b as f64 / 1048576.0;
-        let attributed = |r: &ExperimentRun| {
-            let a = &r.attribution;
-            a.device_write_bytes.filter(|&d| d > 0).map(|d| a.benchmark_storage_write_bytes.min(d) as f64 * 100.0 / d as f64)
-        };
-        if let Some(s) = extra(&attributed) {
-            metrics.insert(ATTRIBUTED_BYTES.into(), s);
-        }
-        if let Some(s) = extra(&|r| r.attribution.write_share.map(|x| x * 100.0)) {
-            metrics.insert(WRITE_SHARE.into(), s);
-        }
-        if let Some(s) = extra(&|r| r.attribution.device_write_requests.map(|_| r.attribution.benchmark_write_ops as f64)) {
-            metrics.insert(BENCHMARK_WRITE_OPS.into(), s);
-        }
-        if let Some(s) = extra(&|r| r.attribution.device_write_requests.map(|d| d as f64)) {
-            metrics.insert(DEVICE_WRITE_REQUESTS.into(), s);
-        }
-        if let Some(s) = extra(&|r| r.attribution.device_write_bytes.map(mib)) {
-            metrics.insert("attribution/device_write_MiB".into(), s);
-        }
-        if let Some(s) = extra(&|r| Some(mib(r.attribution.benchmark_write_bytes))) {
-            metrics.insert("attribution/benchmark_write_MiB".into(), s);
-        }
-        if let Some(s) = extra(&|r| r.background.as_ref().map(|b| mib(b.bytes_written))) {
-            metrics.insert("attribution/background_write_MiB".into(), s);
-        }
-        for r in &rs {
-            let run = || format!("{} r{}", cell.key(), r.repeat);
-            if !r.cache.applied {
-                warnings.add(run(), Code::CacheNotApplied, "cache scenario did not take effect", r.cache.note.clone());
-            }
-            if let Some(n) = r.cache.note.as_ref().filter(|n| n.contains("dirty pages pending")) {
-                warnings.add(run(), Code::DirtyPagesPending, n.clone(), None);
-            }
-            if let Some(e) = r.background.as_ref().and_then(|b| b.error.as_ref()) {
-                warnings.add(run(), Code::BackgroundLoadFailed, "the background load failed during the run", Some(e.clone()));
-            }
-            if r.result.partial {
-                warnings.add(run(), Code::PartialRun, "partial run", None);
-            }
-        }
-        // What every run said about itself (working sets that fit in RAM, ...): per cell.
-        let mut said: Vec<&Warning> = rs.iter().flat_map(|r| &r.result.warnings).collect();
-        said.sort();
-        said.dedup();
-        for w in said {
-            warnings.add(cell.key(), w.code, w.message.clone(), None);
-        }
-        let unwritten = rs.iter().filter(|r| {
-            let a = &r.attribution;
-            a.device_write_bytes.is_some_and(|d| a.benchmark_storage_write_bytes > 2 * d.max(1 << 20))
-        });
-        if unwritten.count() > 0 {
-            warnings.add(
-                cell.key(),
-                Code::WritesInPageCache,
-                "most of the benchmark's buffered writes were still in the page cache when the run ended (dirtied far more than reached the device): the result measures memory; run longer, add fsync, or use direct=1",
-                None,
-            );
-        }
-        if let (Some(dev), Some(bench)) =
-            (metrics.get("attribution/device_write_MiB").map(|s| s.mean), metrics.get("attribution/benchmark_write_MiB").map(|s| s.mean))
-        {
-            if dev > bench * 1.5 + 1.0 {
-                warnings.add(
-                    cell.key(),
-                    Code::OtherDeviceWrites,
-                    "the device saw far more writes than the benchmark issued: other I/O (journal, background load, other processes) reached the device",
-                    Some(format!("{dev:.1} vs {bench:.1} MiB")),
-                );
-            }
-        }
-        let mut declared: Vec<(String, String)> = rs
-            .first()
-            .map(|r| crate::stats::metrics::headlines(&r.result))
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|(m, _)| metrics.contains_key(m))
-            .collect();
-        if metrics.contains_key(WRITE_SHARE) {
-            declared.push((WRITE_SHARE.into(), "%".into()));
-        }
-        // A traced experiment's figures per cell, as the seeds tabulate them.
-        for (m, unit) in TRACE_HEADLINES {
-            if metrics.contains_key(*m) {
-                declared.push((m.to_string(), unit.to_string()));
-            }
-        }
-        let headline_order: Vec<String> = declared.iter().map(|(m, _)| m.clone()).collect();
-        let headline: BTreeMap<String, String> = declared.into_iter().collect();
+        attribution_metrics(&rs, &mut metrics);
+        cell_warnings(&cell, &rs, &metrics, &mut warnings);
+        let (headline_order, headline) = headlines_of(&rs, &metrics);
         // The repeats of a headline metric disagree: one line for the experiment.
         let mut cvs: Vec<(String, f64)> = headline_order
             .iter()
@@ -292,31 +201,8 @@ pub fn summarize_experiment(name: &str, runs: &[ExperimentRun], planned: usize) 
         if !cvs.is_empty() {
             unsteady.push((cell.key(), cvs));
         }
-        // Per run, in the order of `rs` (as `collect` gives the values).
-        let by_round: BTreeMap<String, Vec<RoundValue>> = per_run
-            .iter()
-            .filter(|(m, _)| headline.contains_key(m))
-            .map(|(m, v)| {
-                let values = rs.iter().zip(v).map(|(r, &value)| RoundValue {
-                    round: r.order.as_ref().map_or(r.repeat, |o| o.round),
-                    position: r.order.as_ref().map(|o| o.position),
-                    value,
-                });
-                (m.clone(), values.collect())
-            })
-            .collect();
-        let loads: Vec<RunLoad> = rs
-            .iter()
-            .filter_map(|r| r.order.as_ref())
-            .map(|o| RunLoad {
-                round: o.round,
-                position: o.position,
-                load1_start: o.load_start.load1,
-                load1_end: o.load_end.load1,
-                others_cpu_pct: o.others_cpu_pct,
-                runnable: o.runnable,
-            })
-            .collect();
+        let by_round = rounds_of(&per_run, &rs, &headline);
+        let loads = loads_of(&rs);
         cells.push(CellSummary { cell, runs: rs.len(), failed: failed.len(), metrics, headline, headline_order, by_round, loads });
     }
     let mut warnings = warnings.lines();
@@ -349,6 +235,154 @@ pub fn summarize_experiment(name: &str, runs: &[ExperimentRun], planned: usize) 
         design,
         gaps: Vec::new(),
     }
+}
+
+/// The attribution figures of a cell's runs, where every run has them: how
+/// much of what reached the device the benchmark wrote, and the bytes and
+/// requests on each side.
+fn attribution_metrics(rs: &[&ExperimentRun], metrics: &mut BTreeMap<String, Summary>) {
+    let extra = |f: &dyn Fn(&ExperimentRun) -> Option<f64>| -> Option<Summary> {
+        let xs: Vec<f64> = rs.iter().filter_map(|r| f(r)).collect();
+        (!rs.is_empty() && xs.len() == rs.len()).then(|| summarize(&xs))
+    };
+    let mib = |b: u64| b as f64 / 1048576.0;
+    let attributed = |r: &ExperimentRun| {
+        let a = &r.attribution;
+        a.device_write_bytes.filter(|&d| d > 0).map(|d| a.benchmark_storage_write_bytes.min(d) as f64 * 100.0 / d as f64)
+    };
+    if let Some(s) = extra(&attributed) {
+        metrics.insert(ATTRIBUTED_BYTES.into(), s);
+    }
+    if let Some(s) = extra(&|r| r.attribution.write_share.map(|x| x * 100.0)) {
+        metrics.insert(WRITE_SHARE.into(), s);
+    }
+    if let Some(s) = extra(&|r| r.attribution.device_write_requests.map(|_| r.attribution.benchmark_write_ops as f64)) {
+        metrics.insert(BENCHMARK_WRITE_OPS.into(), s);
+    }
+    if let Some(s) = extra(&|r| r.attribution.device_write_requests.map(|d| d as f64)) {
+        metrics.insert(DEVICE_WRITE_REQUESTS.into(), s);
+    }
+    if let Some(s) = extra(&|r| r.attribution.device_write_bytes.map(mib)) {
+        metrics.insert("attribution/device_write_MiB".into(), s);
+    }
+    if let Some(s) = extra(&|r| Some(mib(r.attribution.benchmark_write_bytes))) {
+        metrics.insert("attribution/benchmark_write_MiB".into(), s);
+    }
+    if let Some(s) = extra(&|r| r.background.as_ref().map(|b| mib(b.bytes_written))) {
+        metrics.insert("attribution/background_write_MiB".into(), s);
+    }
+}
+
+/// What a cell's runs say about themselves (cache scenarios that did not
+/// take, failed background loads, partial runs, their own warnings) and
+/// what their attribution shows (writes left in the page cache, other
+/// writers on the device).
+fn cell_warnings(cell: &Cell, rs: &[&ExperimentRun], metrics: &BTreeMap<String, Summary>, warnings: &mut Warnings) {
+    for r in rs {
+        let run = || format!("{} r{}", cell.key(), r.repeat);
+        if !r.cache.applied {
+            warnings.add(run(), Code::CacheNotApplied, "cache scenario did not take effect", r.cache.note.clone());
+        }
+        if let Some(n) = r.cache.note.as_ref().filter(|n| n.contains("dirty pages pending")) {
+            warnings.add(run(), Code::DirtyPagesPending, n.clone(), None);
+        }
+        if let Some(e) = r.background.as_ref().and_then(|b| b.error.as_ref()) {
+            warnings.add(run(), Code::BackgroundLoadFailed, "the background load failed during the run", Some(e.clone()));
+        }
+        if r.result.partial {
+            warnings.add(run(), Code::PartialRun, "partial run", None);
+        }
+    }
+    // What every run said about itself (working sets that fit in RAM, ...): per cell.
+    let mut said: Vec<&Warning> = rs.iter().flat_map(|r| &r.result.warnings).collect();
+    said.sort();
+    said.dedup();
+    for w in said {
+        warnings.add(cell.key(), w.code, w.message.clone(), None);
+    }
+    let unwritten = rs.iter().filter(|r| {
+        let a = &r.attribution;
+        a.device_write_bytes.is_some_and(|d| a.benchmark_storage_write_bytes > 2 * d.max(1 << 20))
+    });
+    if unwritten.count() > 0 {
+        warnings.add(
+            cell.key(),
+            Code::WritesInPageCache,
+            "most of the benchmark's buffered writes were still in the page cache when the run ended (dirtied far more than reached the device): the result measures memory; run longer, add fsync, or use direct=1",
+            None,
+        );
+    }
+    if let (Some(dev), Some(bench)) =
+        (metrics.get("attribution/device_write_MiB").map(|s| s.mean), metrics.get("attribution/benchmark_write_MiB").map(|s| s.mean))
+    {
+        if dev > bench * 1.5 + 1.0 {
+            warnings.add(
+                cell.key(),
+                Code::OtherDeviceWrites,
+                "the device saw far more writes than the benchmark issued: other I/O (journal, background load, other processes) reached the device",
+                Some(format!("{dev:.1} vs {bench:.1} MiB")),
+            );
+        }
+    }
+}
+
+/// The cell's headline metrics in the order the tables show them, and each
+/// one's unit.
+fn headlines_of(rs: &[&ExperimentRun], metrics: &BTreeMap<String, Summary>) -> (Vec<String>, BTreeMap<String, String>) {
+    let mut declared: Vec<(String, String)> = rs
+        .first()
+        .map(|r| crate::stats::metrics::headlines(&r.result))
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|(m, _)| metrics.contains_key(m))
+        .collect();
+    if metrics.contains_key(WRITE_SHARE) {
+        declared.push((WRITE_SHARE.into(), "%".into()));
+    }
+    // A traced experiment's figures per cell, as the seeds tabulate them.
+    for (m, unit) in TRACE_HEADLINES {
+        if metrics.contains_key(*m) {
+            declared.push((m.to_string(), unit.to_string()));
+        }
+    }
+    let headline_order: Vec<String> = declared.iter().map(|(m, _)| m.clone()).collect();
+    (headline_order, declared.into_iter().collect())
+}
+
+/// Each headline metric's value per run, with the run's round and
+/// position, in the order of `rs` (as `collect` gives the values).
+fn rounds_of(
+    per_run: &[(String, Vec<f64>)],
+    rs: &[&ExperimentRun],
+    headline: &BTreeMap<String, String>,
+) -> BTreeMap<String, Vec<RoundValue>> {
+    per_run
+        .iter()
+        .filter(|(m, _)| headline.contains_key(m))
+        .map(|(m, v)| {
+            let values = rs.iter().zip(v).map(|(r, &value)| RoundValue {
+                round: r.order.as_ref().map_or(r.repeat, |o| o.round),
+                position: r.order.as_ref().map(|o| o.position),
+                value,
+            });
+            (m.clone(), values.collect())
+        })
+        .collect()
+}
+
+/// The machine's load around each run of the cell, where the order was recorded.
+fn loads_of(rs: &[&ExperimentRun]) -> Vec<RunLoad> {
+    rs.iter()
+        .filter_map(|r| r.order.as_ref())
+        .map(|o| RunLoad {
+            round: o.round,
+            position: o.position,
+            load1_start: o.load_start.load1,
+            load1_end: o.load_end.load1,
+            others_cpu_pct: o.others_cpu_pct,
+            runnable: o.runnable,
+        })
+        .collect()
 }
 
 #[cfg(test)]
