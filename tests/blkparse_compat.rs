@@ -7,8 +7,9 @@ mod common;
 
 use fsbench::observe::trace::files::{read_trace, Trace, TraceWriter};
 use fsbench::observe::trace::record::{act, cat, notify, Header, Record, RecordSink, MAGIC, VERSION};
-use fsbench::observe::trace::summary::{summarize, Mode, Summary};
+use fsbench::observe::trace::summary::summarize;
 use fsbench::report::blkparse::{render, Grouping};
+use fsbench::result::trace::summary::{Mode, Summary};
 use std::path::Path;
 use std::process::{Command, Stdio};
 

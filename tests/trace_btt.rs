@@ -7,8 +7,9 @@
 
 mod common;
 
-use fsbench::observe::trace::analysis::{analyse, Context, Role, TraceAnalysis};
+use fsbench::observe::trace::analysis::{analyse, Context};
 use fsbench::observe::trace::record::{act, cat, Header, Record, MAGIC, VERSION};
+use fsbench::result::trace::analysis::{Role, TraceAnalysis};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::path::Path;

@@ -7,8 +7,9 @@
 mod common;
 
 use common::{fsbench, is_root, skip};
-use fsbench::observe::trace::capture::{self, tracepoints, CaptureError, Captured, Method, TraceRequest};
+use fsbench::observe::trace::capture::{self, tracepoints, CaptureError, TraceRequest};
 use fsbench::observe::trace::record::{act, cat, Records};
+use fsbench::result::trace::capture::{Captured, Method};
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};

@@ -14,8 +14,9 @@
 
 use fsbench::observe::trace::files::{read_trace, Trace, TraceFileError};
 use fsbench::observe::trace::record::{act, cat, notify, Header, Records, HEADER_LEN, MAGIC, VERSION};
-use fsbench::observe::trace::summary::{summarize, Mode};
+use fsbench::observe::trace::summary::summarize;
 use fsbench::report::blkparse::{render, Grouping};
+use fsbench::result::trace::summary::Mode;
 use fsbench::runner::rng::Rng;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};

@@ -3,7 +3,8 @@
 //! or until Ctrl-C, into blktrace's files; how it was captured on stderr,
 //! blkparse's summary and the analysis on stdout.
 
-use crate::observe::trace::capture::{Method, DEFAULT_BUFFER_KB, MAX_BUFFER_KB, MIN_BUFFER_KB};
+use crate::observe::trace::capture::{DEFAULT_BUFFER_KB, MAX_BUFFER_KB, MIN_BUFFER_KB};
+use crate::result::trace::capture::Method;
 use crate::result::trace::TraceReport;
 use crate::runner::trace::{Owners, TraceRun};
 use clap::Args;

@@ -20,8 +20,9 @@ use crate::environment::lock::{self, Lock, LockError};
 use crate::environment::state;
 use crate::host::process::{self, ProcessId};
 use crate::observe::trace::capture::tracefs::{Tracefs, Undo};
-use crate::observe::trace::capture::{self, Capture, CaptureError, Hooks, Method, NoHooks, StopResult, TraceRequest};
+use crate::observe::trace::capture::{self, Capture, CaptureError, Hooks, NoHooks, StopResult, TraceRequest};
 use crate::observe::trace::record::RecordSink;
+use crate::result::trace::capture::Method;
 use crate::result::warning::{Code, Warning};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -86,11 +87,10 @@ impl TraceSession {
     /// capture or `fsbench cleanup`.
     pub fn stop(self) -> StopResult {
         let claimed = self.capture.method() == Method::BlkTracer && held_here();
-        let r = self.capture.stop();
+        let r = self.capture.stop_with_undo();
         let mut still = Vec::new();
         let r = match r {
-            Ok((mut captured, sink)) => {
-                let failed = std::mem::take(&mut captured.undo_failed);
+            Ok((mut captured, sink, failed)) => {
                 for t in self.tokens {
                     match t.action() {
                         Some(Action::Trace(u)) if failed.contains(&u) => {

@@ -1,27 +1,11 @@
 //! Block device counters: what actually reached the devices under a run.
 //!
 //! The devices and their counters come from `crate::host::blockdev`; this
-//! module watches them around a run and reports the difference.
-use crate::host::blockdev::{device_for_path, read_stat, BlockDev, BlockKind, DiskStat};
-use serde::{Deserialize, Serialize};
+//! module watches them around a run and reports the difference in the
+//! result's `DeviceReport`.
+use crate::host::blockdev::{device_for_path, read_stat, BlockDev, BlockKind};
+use crate::result::device::{DeviceReport, DiskStat};
 use std::path::Path;
-
-/// What happened on one device during a run.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct DeviceReport {
-    pub name: String,
-    /// `disk`, `partition`, `loop`, `dm`, `zram` or `other`.
-    pub kind: String,
-    pub backing_file: Option<String>,
-    /// Devices below this one that are watched too (each has its own report).
-    pub underlying: Vec<String>,
-    pub before: DiskStat,
-    pub after: DiskStat,
-    pub delta: DiskStat,
-    /// Share of the elapsed time the device had I/O in flight (io_ticks).
-    pub util_pct: Option<f64>,
-    pub note: Option<String>,
-}
 
 struct Watched {
     dev: BlockDev,

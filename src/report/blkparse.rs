@@ -1,5 +1,5 @@
 //! blkparse's end-of-run summary as blkparse 1.2.0 prints it, byte for
-//! byte, from `observe::trace::summary`.
+//! byte, from the summary `observe::trace::summary` computes.
 //!
 //! blkparse prints its numbers with `%'8Lu` after asking for the `en_US`
 //! locale: where that locale exists the digits are grouped with commas,
@@ -8,7 +8,7 @@
 //! reproduce. What blkparse prints after the summary ("Trace started at",
 //! the "Input file ... added" lines) is not part of it.
 
-use crate::observe::trace::summary::{DeviceSummary, Flow, IoStats, Mode, Summary};
+use crate::result::trace::summary::{DeviceSummary, Flow, IoStats, Mode, Summary};
 use crate::units::thousands;
 use std::fmt::Write;
 

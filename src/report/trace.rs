@@ -3,7 +3,8 @@
 //! phases. Every number carries its unit.
 
 use super::format::{bytes, num, thousands, us};
-use crate::observe::trace::analysis::{role_name, Bucket, IoCounts, Log2Hist, Phase, TraceAnalysis};
+use crate::result::trace::analysis::{role_name, IoCounts, TraceAnalysis};
+use crate::result::trace::hist::{Bucket, Log2Hist, Phase};
 use std::fmt::Write;
 
 fn ops(n: u64) -> String {
@@ -175,8 +176,9 @@ pub fn render(a: &TraceAnalysis) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::observe::trace::analysis::{analyse, Context, Role};
+    use crate::observe::trace::analysis::{analyse, Context};
     use crate::observe::trace::record::{act, cat, Header, Record, MAGIC, VERSION};
+    use crate::result::trace::analysis::Role;
 
     fn h(t: u64, a: u16, c: u16, sector: u64, bytes: u32, pid: u32) -> Header {
         Header {

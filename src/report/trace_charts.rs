@@ -5,7 +5,8 @@
 use super::chart::{count_chart, percentile_chart, xy_chart, Bar, BarGroup, Mark, XySeries};
 use super::format::bytes;
 use crate::measure::hist::PERCENTILES;
-use crate::observe::trace::analysis::{Phase, TraceAnalysis};
+use crate::result::trace::analysis::TraceAnalysis;
+use crate::result::trace::hist::{Bucket, Phase};
 
 /// The charts as (file name, SVG text), in a fixed order.
 pub fn charts(a: &TraceAnalysis) -> Vec<(String, String)> {
@@ -43,7 +44,7 @@ pub fn sizes(a: &TraceAnalysis) -> String {
     let mut lows: Vec<u64> = r.iter().chain(w.iter()).map(|b| b.low).collect();
     lows.sort_unstable();
     lows.dedup();
-    let count = |v: &[crate::observe::trace::analysis::Bucket], low: u64| v.iter().find(|b| b.low == low).map_or(0, |b| b.count) as f64;
+    let count = |v: &[Bucket], low: u64| v.iter().find(|b| b.low == low).map_or(0, |b| b.count) as f64;
     let bar = |series: &str, n: f64| Bar { series: series.into(), mean: n, ci_low: n, ci_high: n };
     let groups: Vec<BarGroup> = lows
         .iter()

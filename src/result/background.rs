@@ -3,9 +3,9 @@
 //! I/O, which `environment::background` collects from the child's last
 //! line of output.
 
-use crate::host::proc_io::ProcessIo;
 use crate::measure::hist::LatencySummary;
 use crate::model::environment::BackgroundSpec;
+use crate::result::process_io::ProcessIo;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

@@ -7,11 +7,11 @@
 //!   and a chart lead with) and carries its tool's own figures opaquely in
 //!   `details`, read only by the run's `layout` (a registered renderer).
 
-pub use crate::host::proc_io::ProcessIo;
 pub use crate::measure::usage::CpuUsage;
+pub use process_io::ProcessIo;
 
 use crate::measure::hist::LatencyHist;
-use crate::observe::blockdev::DeviceReport;
+use crate::result::device::DeviceReport;
 use crate::result::system::SystemInfo;
 use crate::result::warning::Warning;
 use serde::{Deserialize, Serialize};
@@ -361,12 +361,14 @@ pub mod background;
 pub mod bonnie;
 pub mod cache;
 pub mod cmdprio;
+pub mod device;
 pub mod experiment;
 pub mod flow;
 pub mod iozone;
 pub mod load;
 pub mod merge;
 pub mod postmark;
+pub mod process_io;
 pub mod replay;
 pub mod steady;
 pub mod system;

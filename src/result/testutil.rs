@@ -1,9 +1,8 @@
 //! Builders of small `RunResult`s for the tests of the modules that read
 //! results (statistics, reports, loading).
 
-use crate::host::blockdev::DiskStat;
 use crate::measure::hist::LatencyHist;
-use crate::observe::blockdev::DeviceReport;
+use crate::result::device::{DeviceReport, DiskStat};
 use crate::result::{CpuUsage, GroupResult, JobResult, OpStats, RunResult, Timeline, SCHEMA};
 
 /// `ops` operations of `bytes` in total, latencies `lat0_ns`, `lat0_ns + 1 µs`, ...

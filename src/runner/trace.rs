@@ -6,10 +6,13 @@
 use crate::environment::trace::{self as session, TraceSession};
 use crate::host::blockdev::device_for_path;
 use crate::model::environment::TraceSpec;
-use crate::observe::trace::analysis::{self, Context, Role};
-use crate::observe::trace::capture::{CaptureError, Captured, Method, TraceRequest};
+use crate::observe::trace::analysis::{self, Context};
+use crate::observe::trace::capture::{CaptureError, TraceRequest};
 use crate::observe::trace::files::{read_trace, TraceWriter};
-use crate::observe::trace::summary::{summarize, Mode};
+use crate::observe::trace::summary::summarize;
+use crate::result::trace::analysis::Role;
+use crate::result::trace::capture::{Captured, Method, PidInfo};
+use crate::result::trace::summary::Mode;
 use crate::result::trace::TraceReport;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -160,7 +163,7 @@ fn report(captured: Captured, basename: &Path, files: Vec<PathBuf>, owners: &Own
 }
 
 /// Each traced pid's role, by the process it belonged to.
-fn roles(pids: &BTreeMap<u32, crate::observe::trace::capture::PidInfo>, owners: &Owners) -> BTreeMap<u32, Role> {
+fn roles(pids: &BTreeMap<u32, PidInfo>, owners: &Owners) -> BTreeMap<u32, Role> {
     pids.iter()
         .map(|(&pid, info)| {
             // Only a thread that had ended goes without a tgid; a worker's
@@ -182,7 +185,6 @@ fn roles(pids: &BTreeMap<u32, crate::observe::trace::capture::PidInfo>, owners: 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observe::trace::capture::PidInfo;
 
     #[test]
     fn an_ended_worker_thread_is_the_benchmarks_and_a_reused_id_is_not() {

@@ -3,10 +3,10 @@
 //! and the progress meter, opened and closed in one place so every such
 //! runner reports the same figures the same way.
 
-use crate::host::proc_io::{process_io, ProcessIo};
+use crate::host::proc_io::process_io;
 use crate::measure::usage::UsageMark;
 use crate::observe::blockdev::DeviceWatch;
-use crate::result::GroupResult;
+use crate::result::{GroupResult, ProcessIo};
 use crate::runner::events::{Expected, Meter};
 use crate::runner::RunOptions;
 use std::path::{Path, PathBuf};

@@ -335,7 +335,7 @@ struct Window {
     sampler: report::Sampler,
     usage: crate::result::CpuUsage,
     io: crate::result::ProcessIo,
-    devices: Vec<crate::observe::blockdev::DeviceReport>,
+    devices: Vec<crate::result::device::DeviceReport>,
     elapsed_ns: u64,
     ended_by: &'static str,
 }

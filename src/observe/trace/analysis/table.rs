@@ -3,7 +3,7 @@
 //! start sector, several per key when the same sectors are queued twice)
 //! and the dispatched requests still on the device.
 
-use super::Role;
+use crate::result::trace::analysis::Role;
 use std::collections::HashMap;
 
 /// "Not seen yet" for an event time.

@@ -1,5 +1,7 @@
 use super::*;
 use crate::observe::trace::record::{Header, MAGIC, VERSION};
+use crate::result::trace::analysis::{Unplugs, Untracked};
+use crate::result::trace::hist::Bucket;
 
 const R: u16 = cat::READ;
 const W: u16 = cat::WRITE;
@@ -264,4 +266,11 @@ fn serialises_and_reads_back() {
     assert_eq!(b.phases.d2c.percentile_ns(50.0), a.phases.d2c.percentile_ns(50.0));
     assert_eq!(b.write.sizes, a.write.sizes);
     assert_eq!(b.metrics(), a.metrics());
+}
+
+#[test]
+fn an_event_stamped_no_later_counts_one_ns() {
+    assert_eq!(delta(5, 5), 1);
+    assert_eq!(delta(9, 5), 1);
+    assert_eq!(delta(5, 9), 4);
 }

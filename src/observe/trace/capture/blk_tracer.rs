@@ -7,8 +7,9 @@
 
 use super::reader::{Convert, Readers};
 use super::tracefs::{self, CpuStats, TopLevelSaved, Tracefs, Undo};
-use super::{failed_start, note_step, undo_all, Hooks, PidInfo, Running, Started, Stopped, Target, TraceRequest};
+use super::{failed_start, note_step, undo_all, Hooks, Running, Started, Stopped, Target, TraceRequest};
 use crate::observe::trace::record::{cat, Header, RecordSink, HEADER_LEN, MAGIC, VERSION};
+use crate::result::trace::capture::PidInfo;
 use std::collections::BTreeMap;
 use std::path::Path;
 

@@ -2,8 +2,9 @@
 //! (`/sys/block/DEV/stat`) moved by during the capture.
 
 use super::{Running, Started, Stopped, Target};
-use crate::host::blockdev::{read_stat, DiskStat};
+use crate::host::blockdev::read_stat;
 use crate::observe::trace::record::RecordSink;
+use crate::result::device::DiskStat;
 use std::collections::BTreeMap;
 
 pub(crate) fn start(t: &Target, sink: Box<dyn RecordSink>) -> Started {

@@ -7,8 +7,9 @@
 //! files is refused; that refusal is the reason reported.
 
 use super::tracefs::Undo;
-use super::{note_step, undo_all, undo_failed_start, Hooks, PidInfo, Running, Started, Stopped, Target, TraceRequest};
+use super::{note_step, undo_all, undo_failed_start, Hooks, Running, Started, Stopped, Target, TraceRequest};
 use crate::observe::trace::record::{notify, RecordSink, Records, HEADER_LEN};
+use crate::result::trace::capture::PidInfo;
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::os::fd::AsRawFd;

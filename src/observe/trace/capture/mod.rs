@@ -26,50 +26,11 @@ pub mod tracepoints;
 use crate::host::blockdev::BlockDev;
 use crate::model::warning::{Code, Warning};
 use crate::observe::trace::record::{cat, RecordSink};
-use serde::{Deserialize, Serialize};
+use crate::result::device::DiskStat;
+use crate::result::trace::capture::{Captured, Method, PidInfo};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 pub use tracefs::Undo;
-
-/// How records are captured, in the order they are tried.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Method {
-    /// The ftrace `blk` tracer, binary records from the ring buffer.
-    BlkTracer,
-    /// The `block:*` tracepoints in a private tracefs instance.
-    Tracepoints,
-    /// BLKTRACESETUP/START and debugfs relay files (what `blktrace` uses).
-    Ioctl,
-    /// The device's I/O counters only: no records.
-    Counters,
-}
-
-impl Method {
-    pub const ALL: [Method; 4] = [Method::BlkTracer, Method::Tracepoints, Method::Ioctl, Method::Counters];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Method::BlkTracer => "blk-tracer",
-            Method::Tracepoints => "tracepoints",
-            Method::Ioctl => "ioctl",
-            Method::Counters => "counters",
-        }
-    }
-
-    pub fn parse(s: &str) -> Result<Method, String> {
-        Method::ALL.into_iter().find(|m| m.name() == s).ok_or_else(|| {
-            let names: Vec<&str> = Method::ALL.iter().map(|m| m.name()).collect();
-            format!("unknown trace method '{s}': expected one of {}", names.join(", "))
-        })
-    }
-}
-
-impl std::fmt::Display for Method {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 /// Per-CPU ring buffer size when none is asked for: 32 MiB holds about
 /// 400 ms of events at 300,000 I/Os per second. 8 MiB (about 100 ms) lost
@@ -100,65 +61,13 @@ impl TraceRequest {
     }
 }
 
-/// The task behind a pid in the records.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PidInfo {
-    /// The process (thread group) the thread belongs to, when it could be
-    /// looked up while it ran.
-    pub tgid: Option<u32>,
-    /// That process's parent (a command's children are its I/O too).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parent: Option<u32>,
-    pub comm: String,
-}
-
+// Beside the capture, not the record: it reads /proc.
 impl PidInfo {
     /// Looked up in /proc while the thread (most likely) still runs.
     pub fn lookup(pid: u32, comm: String) -> PidInfo {
         let (tgid, parent) = crate::host::process::tgid_and_parent(pid);
         PidInfo { tgid, parent, comm }
     }
-}
-
-/// What a capture got.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Captured {
-    pub method: Method,
-    /// Why each method before `method` was not used.
-    pub reasons: Vec<String>,
-    /// The device traced (`loop3`) and, for a partition, its disk.
-    pub device: String,
-    pub traced_disk: String,
-    /// Sector range kept (a partition's), first and last included.
-    pub sectors: Option<(u64, u64)>,
-    pub records: u64,
-    /// Events the kernel could not keep (ring buffer overruns and drops).
-    pub lost_events: u64,
-    pub lost_per_cpu: Vec<u64>,
-    /// The categories kept (blktrace's `-a` names), when not all were.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub act_mask: Option<String>,
-    /// CLOCK_MONOTONIC at the start; record times count from here.
-    pub start_monotonic_ns: u64,
-    pub duration_ns: u64,
-    pub pids: BTreeMap<u32, PidInfo>,
-    /// Counters-only captures: what the device's counters moved by.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub counters: Option<crate::host::blockdev::DiskStat>,
-    /// Events read from the kernel's buffers (with those not turned into
-    /// records); with `lost_events`, what the kernel wrote.
-    #[serde(default)]
-    pub kernel_events_read: u64,
-    /// Things worth knowing about this capture (how a partition was filtered, ...).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
-    /// What could not be put back when the capture ended (the records
-    /// are complete; the machine's tracing settings are not as they were).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<Warning>,
-    /// The undo steps that failed, for the caller to try again or keep on record.
-    #[serde(skip)]
-    pub undo_failed: Vec<Undo>,
 }
 
 /// Why no capture could start or finish.
@@ -291,7 +200,7 @@ pub(crate) struct Stopped {
     pub records: u64,
     pub lost_per_cpu: Vec<u64>,
     pub pids: BTreeMap<u32, PidInfo>,
-    pub counters: Option<crate::host::blockdev::DiskStat>,
+    pub counters: Option<DiskStat>,
     pub notes: Vec<String>,
     pub ring_events: u64,
     /// The undo steps that failed and why (the records are complete).
@@ -301,6 +210,11 @@ pub(crate) struct Stopped {
 /// What stopping gives: what was captured and the sink, or why not and
 /// the sink when it could be recovered.
 pub type StopResult = Result<(Captured, Box<dyn RecordSink>), (CaptureError, Option<Box<dyn RecordSink>>)>;
+
+/// [`StopResult`] with the undo steps that failed, for the caller to try
+/// again or keep on record (they act on the machine, so the record
+/// `Captured` does not hold them; its warnings say what they were).
+pub type StopUndoResult = Result<(Captured, Box<dyn RecordSink>, Vec<Undo>), (CaptureError, Option<Box<dyn RecordSink>>)>;
 
 /// A capture in progress.
 pub struct Capture {
@@ -328,6 +242,11 @@ impl Capture {
     /// for the caller to finish. On failure the sink is returned when it
     /// could be recovered.
     pub fn stop(self) -> StopResult {
+        self.stop_with_undo().map(|(captured, sink, _)| (captured, sink))
+    }
+
+    /// [`Capture::stop`], handing back the undo steps that failed as well.
+    pub fn stop_with_undo(self) -> StopUndoResult {
         let end = monotonic_ns();
         let s = self.running.stop().map_err(|(e, sink)| (CaptureError::Failed(e), sink))?;
         let mut notes = self.notes;
@@ -353,9 +272,8 @@ impl Capture {
                 .iter()
                 .map(|(u, e)| Warning::new(Code::TraceNotRestored, format!("trace: the capture is complete, but could not {u}: {e}")))
                 .collect(),
-            undo_failed: s.undo_failed.into_iter().map(|(u, _)| u).collect(),
         };
-        Ok((captured, s.sink))
+        Ok((captured, s.sink, s.undo_failed.into_iter().map(|(u, _)| u).collect()))
     }
 }
 
@@ -450,15 +368,6 @@ pub(crate) fn sysfs_trace_dir(t: &Target) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn methods_parse_by_name() {
-        for m in Method::ALL {
-            assert_eq!(Method::parse(m.name()), Ok(m));
-        }
-        let e = Method::parse("perf").unwrap_err();
-        assert!(e.contains("blk-tracer, tracepoints, ioctl, counters"), "{e}");
-    }
 
     #[test]
     fn bad_devices_are_named() {

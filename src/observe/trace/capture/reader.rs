@@ -11,8 +11,8 @@
 //! their memory limit ([`stage_limit`]).
 
 use super::ringbuf;
-use super::PidInfo;
 use crate::observe::trace::record::{RecordSink, Records};
+use crate::result::trace::capture::PidInfo;
 use std::collections::BTreeMap;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;

@@ -1,11 +1,16 @@
 //! A run's block trace: how it was captured, where its blktrace files are,
 //! blkparse's summary and the analysis, all from fsbench's own parse.
 
-use crate::observe::trace::analysis::TraceAnalysis;
-use crate::observe::trace::capture::Captured;
-use crate::observe::trace::summary::Summary;
+pub mod analysis;
+pub mod capture;
+pub mod hist;
+pub mod summary;
+
+use analysis::TraceAnalysis;
+use capture::Captured;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
+use summary::Summary;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TraceReport {

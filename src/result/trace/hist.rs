@@ -1,4 +1,4 @@
-//! The two kinds of distribution the analysis keeps: btt's phases (a
+//! The two kinds of distribution a trace's analysis keeps: btt's phases (a
 //! latency histogram plus the exact sum, so means agree with btt to the
 //! nanosecond where the histogram alone is good to 0.1%), and power-of-two
 //! histograms for sizes and seek distances.
@@ -65,17 +65,6 @@ impl Phase {
         self.count += other.count;
         self.sum_ns = self.sum_ns.saturating_add(other.sum_ns);
         self.hist.merge(&other.hist);
-    }
-}
-
-/// btt's interval between two events: a later event stamped no later than
-/// the earlier one counts as 1 ns, as btt's `tdelta` does.
-#[inline]
-pub fn delta(from: u64, to: u64) -> u64 {
-    if from < to {
-        to - from
-    } else {
-        1
     }
 }
 
@@ -194,7 +183,5 @@ mod tests {
         }
         assert_eq!(p.mean_ns(), 2000.3333333333333);
         assert_eq!((p.min_ns, p.max_ns, p.count), (1000, 3000, 3));
-        assert_eq!(delta(5, 5), 1);
-        assert_eq!(delta(5, 9), 4);
     }
 }
