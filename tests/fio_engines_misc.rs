@@ -78,17 +78,30 @@ fn run(mut cmd: Command, deadline: Duration) -> Option<std::process::Output> {
     }
 }
 
+/// fio's own run of `job`. A failed run is tried again, twice: fio's
+/// netio example starts its sender and its receiver at once, and on a busy
+/// machine the sender can connect before the receiver listens (fio then
+/// fails with nothing on stderr). A third failure is the test's.
 fn fio(job: &Path, dir: &Path, extra: &[&str]) -> Option<Counts> {
-    let mut c = Command::new("/usr/bin/fio");
-    c.arg(job).arg(format!("--directory={}", dir.display())).args(extra).arg("--output-format=json").current_dir(dir);
-    match run(c, Duration::from_secs(90)) {
-        Some(o) if o.status.success() => Some(counts(&o.stdout)),
-        Some(o) => panic!("fio failed on {}: {}", job.display(), String::from_utf8_lossy(&o.stderr)),
-        None => {
-            skip(&format!("fio did not finish {} within 90 s (it hangs on some examples on this machine)", job.display()));
-            None
+    for attempt in 1..=3 {
+        let mut c = Command::new("/usr/bin/fio");
+        c.arg(job).arg(format!("--directory={}", dir.display())).args(extra).arg("--output-format=json").current_dir(dir);
+        match run(c, Duration::from_secs(90)) {
+            Some(o) if o.status.success() => return Some(counts(&o.stdout)),
+            Some(o) if attempt == 3 => panic!(
+                "fio failed 3 times on {}: {}{}",
+                job.display(),
+                String::from_utf8_lossy(&o.stderr),
+                String::from_utf8_lossy(&o.stdout)
+            ),
+            Some(_) => std::thread::sleep(Duration::from_secs(1)),
+            None => {
+                skip(&format!("fio did not finish {} within 90 s (it hangs on some examples on this machine)", job.display()));
+                return None;
+            }
         }
     }
+    None
 }
 
 fn ours(job: &Path, dir: &Path, extra: &[&str]) -> Counts {
